@@ -1,0 +1,1 @@
+//! The lazy async-context scopes of Node.js pull request 66511 (in progress).

@@ -1,0 +1,14 @@
+//! The shared vocabulary: operations, observations and the `Runtime` trait.
+//! The lazy implementation uses this module and nothing else of the model.
+
+pub mod observation;
+pub mod op;
+pub mod runtime;
+pub mod trace;
+
+pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
+pub use op::{
+    AsyncContext, AsyncId, HookCallbacks, HookId, Holder, NativeResource, Op, ResourceId, ScopeFlags,
+    ScopeKind, OP_KINDS,
+};
+pub use runtime::{Cost, OpError, Runtime};

@@ -1,0 +1,180 @@
+//! Observations: everything a Node.js program can see of an op.
+
+use super::op::{AsyncId, HookId, ResourceId};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What `executionAsyncResource()` (or an init hook's `resource`) returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ResourceView {
+    /// A resource named by the trace.
+    Resource(ResourceId),
+    /// The `Object::New()` that `StartExecution` (`src/node.cc`) gives the
+    /// main-script scope.
+    Main,
+    /// The tick object of the tick with this async id
+    /// (`lib/internal/process/task_queues.js`, `nextTick`).
+    TickObject(AsyncId),
+    /// `topLevelResource` (`lib/internal/async_hooks.js`): the stack is empty.
+    TopLevel,
+    /// `undefined`: a JS entry without a resource, a native entry whose
+    /// resource is gone, or a reset Global.
+    Undefined,
+}
+
+/// One hook callback invocation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HookEvent {
+    /// `init(asyncId, type, triggerAsyncId, resource)`.
+    Init {
+        /// The new resource's id.
+        async_id: AsyncId,
+        /// Its type string.
+        type_name: String,
+        /// Its trigger id.
+        trigger_async_id: AsyncId,
+        /// The resource argument.
+        resource: ResourceView,
+    },
+    /// `before(asyncId)`.
+    Before(AsyncId),
+    /// `after(asyncId)`.
+    After(AsyncId),
+    /// `destroy(asyncId)`.
+    Destroy(AsyncId),
+}
+
+/// Why the process aborted on a `CHECK` (`src/util.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FailedCheck {
+    /// `CHECK_EQ(env_->execution_async_id(), 0)` at the outermost
+    /// `InternalCallbackScope::Close` while `kTotals` is non-zero.
+    ExecutionAsyncIdIsZero,
+    /// `CHECK_EQ(env_->trigger_async_id(), 0)`, same place.
+    TriggerAsyncIdIsZero,
+    /// `CHECK_GE(async_id, -1)` in `AsyncHooks::push_async_context`.
+    AsyncIdAtLeastMinusOne,
+    /// `CHECK_GE(trigger_async_id, -1)`, same place.
+    TriggerAsyncIdAtLeastMinusOne,
+}
+
+/// Everything an op lets a program see.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Observation {
+    /// `executionAsyncId()`.
+    ExecutionAsyncId(AsyncId),
+    /// `triggerAsyncId()`.
+    TriggerAsyncId(AsyncId),
+    /// `executionAsyncResource()`.
+    ExecutionAsyncResource(ResourceView),
+    /// `getDefaultTriggerAsyncId()`.
+    DefaultTriggerAsyncId(AsyncId),
+    /// `newAsyncId()`.
+    NewAsyncId(AsyncId),
+    /// A hook callback ran, seeing this execution and trigger id.
+    Hook {
+        /// Which hook.
+        hook: HookId,
+        /// Which callback, with its arguments.
+        event: HookEvent,
+        /// `executionAsyncId()` inside the callback.
+        execution_async_id: AsyncId,
+        /// `triggerAsyncId()` inside the callback.
+        trigger_async_id: AsyncId,
+    },
+    /// A `process.nextTick` callback ran.
+    Tick {
+        /// The tick's own id (from `newAsyncId()` when scheduled).
+        async_id: AsyncId,
+        /// `executionAsyncId()` inside it.
+        execution_async_id: AsyncId,
+        /// `triggerAsyncId()` inside it.
+        trigger_async_id: AsyncId,
+        /// `executionAsyncResource()` inside it, if it asked.
+        resource: Option<ResourceView>,
+    },
+    /// Terminal: `AsyncHooks::FailWithCorruptedAsyncStack` printed
+    /// `Error: async hook stack has become corrupted (actual: A, expected: E)`
+    /// and the process exited with code 1.
+    CorruptedStack {
+        /// `async_id_fields_[kExecutionAsyncId]` at the failed pop.
+        actual: AsyncId,
+        /// The id the pop expected.
+        expected: AsyncId,
+    },
+    /// Terminal: a `CHECK` failed and the process aborted.
+    CheckFailed(FailedCheck),
+    /// Terminal: the process exited with this code (an unhandled exception).
+    Exit(i32),
+}
+
+impl Observation {
+    /// Whether the process ended with this observation.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            Observation::CorruptedStack { .. } | Observation::CheckFailed(_) | Observation::Exit(_)
+        )
+    }
+}
+
+impl fmt::Display for ResourceView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResourceView::Resource(r) => write!(f, "{r}"),
+            ResourceView::Main => f.write_str("main"),
+            ResourceView::TickObject(id) => write!(f, "tick:{id}"),
+            ResourceView::TopLevel => f.write_str("topLevelResource"),
+            ResourceView::Undefined => f.write_str("undefined"),
+        }
+    }
+}
+
+impl fmt::Display for Observation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Observation::ExecutionAsyncId(id) => write!(f, "executionAsyncId = {id}"),
+            Observation::TriggerAsyncId(id) => write!(f, "triggerAsyncId = {id}"),
+            Observation::ExecutionAsyncResource(r) => write!(f, "executionAsyncResource = {r}"),
+            Observation::DefaultTriggerAsyncId(id) => write!(f, "getDefaultTriggerAsyncId = {id}"),
+            Observation::NewAsyncId(id) => write!(f, "newAsyncId = {id}"),
+            Observation::Hook {
+                hook,
+                event,
+                execution_async_id,
+                trigger_async_id,
+            } => {
+                match event {
+                    HookEvent::Init {
+                        async_id,
+                        type_name,
+                        trigger_async_id,
+                        resource,
+                    } => write!(f, "{hook}.init({async_id}, {type_name}, {trigger_async_id}, {resource})")?,
+                    HookEvent::Before(id) => write!(f, "{hook}.before({id})")?,
+                    HookEvent::After(id) => write!(f, "{hook}.after({id})")?,
+                    HookEvent::Destroy(id) => write!(f, "{hook}.destroy({id})")?,
+                }
+                write!(f, " in [{execution_async_id}, {trigger_async_id}]")
+            }
+            Observation::Tick {
+                async_id,
+                execution_async_id,
+                trigger_async_id,
+                resource,
+            } => {
+                write!(f, "tick {async_id} sees [{execution_async_id}, {trigger_async_id}]")?;
+                if let Some(r) = resource {
+                    write!(f, " resource {r}")?;
+                }
+                Ok(())
+            }
+            Observation::CorruptedStack { actual, expected } => write!(
+                f,
+                "Error: async hook stack has become corrupted (actual: {actual}, expected: {expected}); exit 1"
+            ),
+            Observation::CheckFailed(c) => write!(f, "CHECK failed: {c:?}; abort"),
+            Observation::Exit(code) => write!(f, "exit {code}"),
+        }
+    }
+}

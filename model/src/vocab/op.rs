@@ -1,0 +1,424 @@
+//! Operations: one per entry point of Node's async-context machinery.
+//!
+//! The `Display` impl is the trace syntax (one op per line); `trace::parse`
+//! reads it back.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// An async id. Node stores ids as doubles (`async_id_fields_`, `node::async_id`);
+/// the model restricts them to integers, which is all Node ever assigns, and
+/// keeps 0 and -1 meaningful as they are in Node.
+pub type AsyncId = i64;
+
+/// `node::async_context` (`src/node.h`): the pair a scope runs under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AsyncContext {
+    /// `async_context::async_id`: becomes `executionAsyncId()`.
+    pub async_id: AsyncId,
+    /// `async_context::trigger_async_id`: becomes `triggerAsyncId()`.
+    pub trigger_async_id: AsyncId,
+}
+
+/// A JavaScript object chosen by the trace, by identity (`R1`, `R2`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ResourceId(pub u32);
+
+/// How a native scope holds its resource (`InternalCallbackScope`'s
+/// `std::variant<Local<Object>*, Global<Object>*>` on Node's main branch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Holder {
+    /// A `Local<Object>` that lives as long as the scope.
+    Local,
+    /// A `Global<Object>*` (an fs callback's request object); `reset-global`
+    /// can empty it while the scope is open.
+    Global,
+}
+
+/// The resource argument of a native scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NativeResource {
+    /// Which object.
+    pub id: ResourceId,
+    /// How the scope holds it.
+    pub holder: Holder,
+}
+
+/// How a native scope is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScopeKind {
+    /// `node::CallbackScope` / `InternalCallbackScope` opened directly.
+    CallbackScope,
+    /// `InternalMakeCallback` (`src/api/callback.cc`): the scope plus, while
+    /// hooks are enabled, the JS `callbackTrampoline`.
+    MakeCallback,
+}
+
+/// `InternalCallbackScope` flags (`src/node_internals.h`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ScopeFlags {
+    /// `kSkipAsyncHooks`: no `before` / `after`.
+    pub skip_async_hooks: bool,
+    /// `kSkipTaskQueues`: no microtasks or ticks at the outermost close.
+    pub skip_task_queues: bool,
+}
+
+/// A hook created by `async_hooks.createHook` (`H1`, `H2`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct HookId(pub u32);
+
+/// Which callbacks a hook has (`AsyncHook` constructor, `lib/async_hooks.js`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HookCallbacks {
+    /// `init`.
+    pub init: bool,
+    /// `before`.
+    pub before: bool,
+    /// `after`.
+    pub after: bool,
+    /// `destroy`.
+    pub destroy: bool,
+    /// `promiseResolve`.
+    pub promise_resolve: bool,
+}
+
+impl HookCallbacks {
+    /// A hook with all five callbacks, as `test/async-hooks/init-hooks.js` makes.
+    pub const ALL: HookCallbacks = HookCallbacks {
+        init: true,
+        before: true,
+        after: true,
+        destroy: true,
+        promise_resolve: true,
+    };
+}
+
+/// One operation of a trace: an entry point of Node's async-context code.
+///
+/// Native scopes and the JS frames (`run-in-async-scope`,
+/// `default-trigger-scope`) nest strictly: a close or an exit always ends the
+/// innermost frame, and must name its kind.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Op {
+    /// `--no-force-async-hooks-checks` (`AsyncHooks::no_force_checks`): only
+    /// as the first op of a trace.
+    NoForceAsyncHooksChecks,
+    /// Open a native scope (`InternalCallbackScope` constructor, or
+    /// `InternalMakeCallback` up to the call of the callback).
+    OpenScope {
+        /// CallbackScope or MakeCallback.
+        kind: ScopeKind,
+        /// The ids the callback runs under.
+        context: AsyncContext,
+        /// The resource and how it is held.
+        resource: NativeResource,
+        /// kSkipAsyncHooks / kSkipTaskQueues.
+        flags: ScopeFlags,
+    },
+    /// Close the innermost native scope (`InternalCallbackScope::Close`);
+    /// `threw` is a callback that threw (`MarkAsFailed`).
+    CloseScope {
+        /// The callback threw: `after` and the queues are skipped.
+        threw: bool,
+    },
+    /// `Global<Object>::Reset()` on a resource held as a Global.
+    ResetGlobal(ResourceId),
+    /// `async_hooks.createHook(callbacks)`: not enabled yet.
+    CreateHook {
+        /// Its name in the trace.
+        hook: HookId,
+        /// Which callbacks it has.
+        callbacks: HookCallbacks,
+    },
+    /// `AsyncHook.prototype.enable`.
+    EnableHook(HookId),
+    /// `AsyncHook.prototype.disable`.
+    DisableHook(HookId),
+    /// `emitInit(asyncId, type, triggerAsyncId, resource)` (internal embedder API).
+    EmitInit {
+        /// The new resource's id.
+        async_id: AsyncId,
+        /// Its type string.
+        type_name: String,
+        /// Its trigger id.
+        trigger_async_id: AsyncId,
+        /// The resource object, or `undefined`.
+        resource: Option<ResourceId>,
+    },
+    /// `emitBefore(asyncId, triggerAsyncId, resource)`.
+    EmitBefore {
+        /// Pushed as the execution id.
+        async_id: AsyncId,
+        /// Pushed as the trigger id.
+        trigger_async_id: AsyncId,
+        /// The resource object, or `undefined`.
+        resource: Option<ResourceId>,
+    },
+    /// `emitAfter(asyncId)`.
+    EmitAfter {
+        /// The id expected on top of the stack.
+        async_id: AsyncId,
+    },
+    /// `emitDestroy(asyncId)`: queued for the destroy hooks.
+    EmitDestroy {
+        /// The destroyed id.
+        async_id: AsyncId,
+    },
+    /// `AsyncResource.prototype.runInAsyncScope`: up to the call of `fn`.
+    EnterRunInAsyncScope {
+        /// The AsyncResource's id.
+        async_id: AsyncId,
+        /// The AsyncResource's trigger id.
+        trigger_async_id: AsyncId,
+        /// The AsyncResource object.
+        resource: ResourceId,
+    },
+    /// The `finally` of the innermost `runInAsyncScope`.
+    ExitRunInAsyncScope,
+    /// `defaultTriggerAsyncIdScope(triggerAsyncId, block)`: up to the call of `block`.
+    EnterDefaultTriggerScope {
+        /// The default trigger id inside the block.
+        trigger_async_id: AsyncId,
+    },
+    /// The `finally` of the innermost `defaultTriggerAsyncIdScope`.
+    ExitDefaultTriggerScope,
+    /// `process.nextTick(cb)`; the callback records what it sees, and calls
+    /// `executionAsyncResource()` too when `query_resource`.
+    NextTick {
+        /// The tick callback also calls `executionAsyncResource()`.
+        query_resource: bool,
+    },
+    /// `process._tickCallback()`: `processTicksAndRejections` now.
+    TickCallback,
+    /// `async_hooks.executionAsyncId()`.
+    ExecutionAsyncId,
+    /// `async_hooks.triggerAsyncId()`.
+    TriggerAsyncId,
+    /// `async_hooks.executionAsyncResource()`.
+    ExecutionAsyncResource,
+    /// `getDefaultTriggerAsyncId()` (internal).
+    DefaultTriggerAsyncId,
+    /// `newAsyncId()` (internal).
+    NewAsyncId,
+    /// An exception thrown in the innermost native scope's callback reaches
+    /// `onGlobalUncaughtException`; `handled` is an `uncaughtException` listener.
+    UncaughtException {
+        /// A listener handled it.
+        handled: bool,
+    },
+    /// `clearAsyncIdStack()` (internal; `AsyncHooks::clear_async_id_stack`).
+    ClearAsyncIdStack,
+    /// Another thread calls `Environment::ExitEnv` (`worker.terminate()`).
+    Stop,
+}
+
+/// Every kind of op, for coverage tables: the name used in traces.
+pub const OP_KINDS: &[&str] = &[
+    "no-force-async-hooks-checks",
+    "callback-scope",
+    "make-callback",
+    "close",
+    "reset-global",
+    "create-hook",
+    "enable-hook",
+    "disable-hook",
+    "emit-init",
+    "emit-before",
+    "emit-after",
+    "emit-destroy",
+    "run-in-async-scope",
+    "end-run-in-async-scope",
+    "default-trigger-scope",
+    "end-default-trigger-scope",
+    "next-tick",
+    "tick-callback",
+    "execution-async-id",
+    "trigger-async-id",
+    "execution-async-resource",
+    "default-trigger-async-id",
+    "new-async-id",
+    "uncaught-exception",
+    "clear-async-id-stack",
+    "stop",
+];
+
+impl Op {
+    /// The op's keyword in the trace syntax (one of [`OP_KINDS`]).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::NoForceAsyncHooksChecks => "no-force-async-hooks-checks",
+            Op::OpenScope {
+                kind: ScopeKind::CallbackScope,
+                ..
+            } => "callback-scope",
+            Op::OpenScope {
+                kind: ScopeKind::MakeCallback,
+                ..
+            } => "make-callback",
+            Op::CloseScope { .. } => "close",
+            Op::ResetGlobal(_) => "reset-global",
+            Op::CreateHook { .. } => "create-hook",
+            Op::EnableHook(_) => "enable-hook",
+            Op::DisableHook(_) => "disable-hook",
+            Op::EmitInit { .. } => "emit-init",
+            Op::EmitBefore { .. } => "emit-before",
+            Op::EmitAfter { .. } => "emit-after",
+            Op::EmitDestroy { .. } => "emit-destroy",
+            Op::EnterRunInAsyncScope { .. } => "run-in-async-scope",
+            Op::ExitRunInAsyncScope => "end-run-in-async-scope",
+            Op::EnterDefaultTriggerScope { .. } => "default-trigger-scope",
+            Op::ExitDefaultTriggerScope => "end-default-trigger-scope",
+            Op::NextTick { .. } => "next-tick",
+            Op::TickCallback => "tick-callback",
+            Op::ExecutionAsyncId => "execution-async-id",
+            Op::TriggerAsyncId => "trigger-async-id",
+            Op::ExecutionAsyncResource => "execution-async-resource",
+            Op::DefaultTriggerAsyncId => "default-trigger-async-id",
+            Op::NewAsyncId => "new-async-id",
+            Op::UncaughtException { .. } => "uncaught-exception",
+            Op::ClearAsyncIdStack => "clear-async-id-stack",
+            Op::Stop => "stop",
+        }
+    }
+
+    /// Whether the op opens a frame that a later op must end.
+    pub fn opens_frame(&self) -> bool {
+        matches!(
+            self,
+            Op::OpenScope { .. } | Op::EnterRunInAsyncScope { .. } | Op::EnterDefaultTriggerScope { .. }
+        )
+    }
+
+    /// Whether the op ends the innermost frame.
+    pub fn closes_frame(&self) -> bool {
+        matches!(
+            self,
+            Op::CloseScope { .. } | Op::ExitRunInAsyncScope | Op::ExitDefaultTriggerScope
+        )
+    }
+}
+
+impl fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "R{}", self.0)
+    }
+}
+
+impl fmt::Display for HookId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "H{}", self.0)
+    }
+}
+
+impl fmt::Display for HookCallbacks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = [
+            (self.init, "init"),
+            (self.before, "before"),
+            (self.after, "after"),
+            (self.destroy, "destroy"),
+            (self.promise_resolve, "promiseResolve"),
+        ];
+        let mut first = true;
+        for (on, name) in names {
+            if on {
+                if !first {
+                    f.write_str(" ")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        if first {
+            f.write_str("none")?;
+        }
+        Ok(())
+    }
+}
+
+fn opt_resource(r: &Option<ResourceId>) -> String {
+    match r {
+        Some(r) => format!(" {r}"),
+        None => String::new(),
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let k = self.kind();
+        match self {
+            Op::OpenScope {
+                context,
+                resource,
+                flags,
+                ..
+            } => {
+                write!(f, "{k} {} {}", context.async_id, context.trigger_async_id)?;
+                match resource.holder {
+                    Holder::Local => write!(f, " {}", resource.id)?,
+                    Holder::Global => write!(f, " global {}", resource.id)?,
+                }
+                if flags.skip_async_hooks {
+                    f.write_str(" skip-hooks")?;
+                }
+                if flags.skip_task_queues {
+                    f.write_str(" skip-queues")?;
+                }
+                Ok(())
+            }
+            Op::CloseScope { threw } => {
+                if *threw {
+                    write!(f, "{k} threw")
+                } else {
+                    write!(f, "{k}")
+                }
+            }
+            Op::ResetGlobal(r) => write!(f, "{k} {r}"),
+            Op::CreateHook { hook, callbacks } => write!(f, "{k} {hook} {callbacks}"),
+            Op::EnableHook(h) | Op::DisableHook(h) => write!(f, "{k} {h}"),
+            Op::EmitInit {
+                async_id,
+                type_name,
+                trigger_async_id,
+                resource,
+            } => write!(
+                f,
+                "{k} {async_id} {type_name} {trigger_async_id}{}",
+                opt_resource(resource)
+            ),
+            Op::EmitBefore {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => write!(f, "{k} {async_id} {trigger_async_id}{}", opt_resource(resource)),
+            Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => write!(f, "{k} {async_id}"),
+            Op::EnterRunInAsyncScope {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => write!(f, "{k} {async_id} {trigger_async_id} {resource}"),
+            Op::EnterDefaultTriggerScope { trigger_async_id } => write!(f, "{k} {trigger_async_id}"),
+            Op::NextTick { query_resource } => {
+                if *query_resource {
+                    write!(f, "{k} resource")
+                } else {
+                    write!(f, "{k}")
+                }
+            }
+            Op::UncaughtException { handled } => {
+                write!(f, "{k} {}", if *handled { "handled" } else { "unhandled" })
+            }
+            Op::NoForceAsyncHooksChecks
+            | Op::ExitRunInAsyncScope
+            | Op::ExitDefaultTriggerScope
+            | Op::TickCallback
+            | Op::ExecutionAsyncId
+            | Op::TriggerAsyncId
+            | Op::ExecutionAsyncResource
+            | Op::DefaultTriggerAsyncId
+            | Op::NewAsyncId
+            | Op::ClearAsyncIdStack
+            | Op::Stop => f.write_str(k),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The text trace format (placeholder; the parser is being written).
