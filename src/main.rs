@@ -1,1 +1,3 @@
+//! `scopecheck`: the command-line tool (being written).
+
 fn main() {}

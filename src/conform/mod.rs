@@ -1,0 +1,1 @@
+//! Conformance: traces run on the real Node.js binary (being written).

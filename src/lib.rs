@@ -1,0 +1,4 @@
+//! The lockstep harness and command-line tool around the eager model
+//! (`model/`) and the lazy implementation (`impl/`).
+
+pub mod conform;
