@@ -35,8 +35,10 @@ pub struct Cost {
     /// Doubles written to `async_ids_stack_` (two per pushed pair).
     pub stack_writes: u64,
     /// Writes to the native or JS resource arrays (sets, pops, resizes,
-    /// length changes), and to a lazy scope's chain links.
+    /// length changes).
     pub resource_writes: u64,
+    /// Links and unlinks of lazy scopes in the chain (always 0 on the eager side).
+    pub chain_writes: u64,
     /// Calls from JS into C++ bindings (`pushAsyncContext_`,
     /// `popAsyncContext_`, `executionAsyncResource_`, `clearAsyncIdStack`)
     /// and from C++ into JS (hook emits, the trampoline, the tick callback).
@@ -51,6 +53,7 @@ impl std::ops::Sub for Cost {
         Cost {
             stack_writes: self.stack_writes - o.stack_writes,
             resource_writes: self.resource_writes - o.resource_writes,
+            chain_writes: self.chain_writes - o.chain_writes,
             crossings: self.crossings - o.crossings,
             allocations: self.allocations - o.allocations,
         }
