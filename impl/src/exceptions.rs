@@ -1,0 +1,38 @@
+//! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
+
+use crate::{Died, Frame, Lazy};
+use model::vocab::Observation;
+
+impl Lazy {
+    /// The handler C++ calls for an uncaught exception: clear the default
+    /// trigger id; unhandled, exit with 1; handled, run `after` for every
+    /// entry (`emitAfter(executionAsyncId())`, or `popAsyncContext(0)` for id
+    /// 0) while `hasAsyncIdStack()` when after hooks exist, then
+    /// `clearAsyncIdStack()`. The scope whose callback threw is marked failed
+    /// (its `TryCatch` caught the exception).
+    pub(crate) fn on_global_uncaught_exception(&mut self, handled: bool) -> Result<(), Died> {
+        self.async_hooks.async_id_fields.k_default_trigger_async_id = -1;
+        if !handled {
+            return Err(Died(Observation::Exit(1)));
+        }
+        if let Some(Frame::Native(scope)) = self.frames.last_mut() {
+            scope.failed = true;
+        }
+        if self.async_hooks.fields.k_after > 0 {
+            loop {
+                let async_id = self.async_hooks.async_id_fields.k_execution_async_id;
+                if async_id == 0 {
+                    self.pop_async_context_js(0)?;
+                } else {
+                    self.emit_after_script(async_id)?;
+                }
+                if !self.has_async_id_stack() {
+                    break;
+                }
+            }
+        }
+        self.async_hooks.cost.crossings += 1;
+        self.async_hooks.clear_async_id_stack(true);
+        Ok(())
+    }
+}

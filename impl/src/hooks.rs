@@ -1,0 +1,168 @@
+//! `AsyncHook` (`lib/async_hooks.js`) and the hook emitters
+//! (`lib/internal/async_hooks.js` `emitHook`, `emitInitNative`; `AsyncWrap::EmitBefore`
+//! / `EmitAfter` in `src/async_wrap.cc`).
+
+use crate::Lazy;
+use model::vocab::{AsyncId, HookCallbacks, HookEvent, HookId, Observation, OpError, ResourceView};
+use std::collections::BTreeMap;
+
+/// The hooks a program created, and `active_hooks.array` in enable order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Hooks {
+    /// Every `createHook` result, by name.
+    pub created: BTreeMap<HookId, HookCallbacks>,
+    /// `active_hooks.array`.
+    pub active: Vec<HookId>,
+    /// `env->async_hooks_callback_trampoline()` is set: between
+    /// `enableHooks()` and `disableHooks()` (`setCallbackTrampoline`).
+    pub trampoline_installed: bool,
+}
+
+/// The callback a hook emitter calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookKind {
+    /// `before_symbol`.
+    Before,
+    /// `after_symbol`.
+    After,
+    /// `destroy_symbol`.
+    Destroy,
+}
+
+impl Lazy {
+    /// `createHook(callbacks)`: `new AsyncHook`; not enabled.
+    pub(crate) fn create_hook(
+        &mut self,
+        hook: HookId,
+        callbacks: HookCallbacks,
+    ) -> Result<(), OpError> {
+        if self.hooks.created.contains_key(&hook) {
+            return Err(OpError::Impossible(format!(
+                "hook {hook} was already created"
+            )));
+        }
+        self.hooks.created.insert(hook, callbacks);
+        Ok(())
+    }
+
+    fn hook_callbacks(&self, hook: HookId) -> Result<HookCallbacks, OpError> {
+        self.hooks.created.get(&hook).copied().ok_or_else(|| {
+            OpError::Impossible(format!(
+                "hook {hook} was never created (create-hook {hook} ...)"
+            ))
+        })
+    }
+
+    /// `AsyncHook.prototype.enable`: add the hook's callbacks to the counts;
+    /// `enableHooks()` on the `kTotals` 0 → non-zero edge (`kCheck += 1`, the
+    /// trampoline is installed).
+    pub(crate) fn enable_hook(&mut self, hook: HookId) -> Result<(), OpError> {
+        let cb = self.hook_callbacks(hook)?;
+        if self.hooks.active.contains(&hook) {
+            return Ok(());
+        }
+        let f = &mut self.async_hooks.fields;
+        let prev_totals = f.k_totals;
+        f.k_init += cb.init as u32;
+        f.k_before += cb.before as u32;
+        f.k_after += cb.after as u32;
+        f.k_destroy += cb.destroy as u32;
+        f.k_promise_resolve += cb.promise_resolve as u32;
+        f.k_totals = f.k_init + f.k_before + f.k_after + f.k_destroy + f.k_promise_resolve;
+        self.hooks.active.push(hook);
+        if prev_totals == 0 && f.k_totals > 0 {
+            f.k_check += 1;
+            self.hooks.trampoline_installed = true;
+        }
+        Ok(())
+    }
+
+    /// `AsyncHook.prototype.disable`: the reverse; `disableHooks()` on the
+    /// non-zero → 0 edge (`kCheck -= 1`, the trampoline is removed).
+    pub(crate) fn disable_hook(&mut self, hook: HookId) -> Result<(), OpError> {
+        let cb = self.hook_callbacks(hook)?;
+        let Some(index) = self.hooks.active.iter().position(|h| *h == hook) else {
+            return Ok(());
+        };
+        let f = &mut self.async_hooks.fields;
+        let prev_totals = f.k_totals;
+        f.k_init -= cb.init as u32;
+        f.k_before -= cb.before as u32;
+        f.k_after -= cb.after as u32;
+        f.k_destroy -= cb.destroy as u32;
+        f.k_promise_resolve -= cb.promise_resolve as u32;
+        f.k_totals = f.k_init + f.k_before + f.k_after + f.k_destroy + f.k_promise_resolve;
+        self.hooks.active.remove(index);
+        if prev_totals > 0 && f.k_totals == 0 {
+            f.k_check -= 1;
+            self.hooks.trampoline_installed = false;
+        }
+        Ok(())
+    }
+
+    fn observe_hook(&mut self, hook: HookId, event: HookEvent) {
+        let ids = &self.async_hooks.async_id_fields;
+        self.out.push(Observation::Hook {
+            hook,
+            event,
+            execution_async_id: ids.k_execution_async_id,
+            trigger_async_id: ids.k_trigger_async_id,
+        });
+    }
+
+    /// `emitHook(symbol, asyncId)` (`emitBeforeNative`, `emitAfterNative`,
+    /// `emitDestroyNative`): every active hook with that callback, in order.
+    pub(crate) fn emit_hook(&mut self, kind: HookKind, async_id: AsyncId) {
+        for hook in self.hooks.active.clone() {
+            let cb = self.hooks.created[&hook];
+            let (has, event) = match kind {
+                HookKind::Before => (cb.before, HookEvent::Before(async_id)),
+                HookKind::After => (cb.after, HookEvent::After(async_id)),
+                HookKind::Destroy => (cb.destroy, HookEvent::Destroy(async_id)),
+            };
+            if has {
+                self.observe_hook(hook, event);
+            }
+        }
+    }
+
+    /// `emitInitNative(asyncId, type, triggerAsyncId, resource)`.
+    pub(crate) fn emit_init_native(
+        &mut self,
+        async_id: AsyncId,
+        type_name: &str,
+        trigger_async_id: AsyncId,
+        resource: ResourceView,
+    ) {
+        for hook in self.hooks.active.clone() {
+            if self.hooks.created[&hook].init {
+                let event = HookEvent::Init {
+                    async_id,
+                    type_name: type_name.to_string(),
+                    trigger_async_id,
+                    resource,
+                };
+                self.observe_hook(hook, event);
+            }
+        }
+    }
+
+    /// `AsyncWrap::EmitBefore` (`src/async_wrap.cc`): C++ calls into JS only
+    /// while `kBefore` is non-zero.
+    pub(crate) fn async_wrap_emit_before(&mut self, async_id: AsyncId) {
+        if self.async_hooks.fields.k_before == 0 {
+            return;
+        }
+        self.async_hooks.cost.crossings += 1;
+        self.emit_hook(HookKind::Before, async_id);
+    }
+
+    /// `AsyncWrap::EmitAfter` (`src/async_wrap.cc`).
+    pub(crate) fn async_wrap_emit_after(&mut self, async_id: AsyncId) {
+        if self.async_hooks.fields.k_after == 0 {
+            return;
+        }
+        self.async_hooks.cost.crossings += 1;
+        self.emit_hook(HookKind::After, async_id);
+    }
+}
