@@ -1,3 +1,5 @@
-//! `scopecheck`: the command-line tool (being written).
+//! `scopecheck`: the command-line tool (see [`scopecheck::cli`]).
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    scopecheck::cli::main()
+}

@@ -1,1 +1,571 @@
-//! The text trace format (placeholder; the parser is being written).
+//! The text trace format: one [`Op`] per line, exactly as `Op`'s `Display`
+//! prints it, with comments and expectations.
+//!
+//! ```text
+//! # A comment runs from `#` to the end of the line; blank lines are ignored.
+//! create-hook H1 init before after destroy
+//! enable-hook H1
+//! callback-scope 5 1 global R2 skip-queues
+//!   execution-async-id
+//!   => executionAsyncId = 5
+//! close
+//! ```
+//!
+//! Rules:
+//!
+//! * Tokens are separated by whitespace; leading indentation is ignored
+//!   ([`print()`] indents by two spaces per open frame, the parser does not
+//!   care).
+//! * `#` starts a comment anywhere on a line, expectation lines included
+//!   (no op or observation text contains `#`).
+//! * A line whose first non-blank characters are `=>` is an expectation: the
+//!   rest of the line, trimmed, is appended to [`Step::expected`] of the most
+//!   recent op. An expectation before any op, or an empty one, is an error.
+//! * Ids are `i64` written as `-?[0-9]+`; resources are `R<n>` and hooks
+//!   `H<n>` with `n` a `u32` written in decimal digits.
+//! * The optional words after a scope's resource (`skip-hooks`,
+//!   `skip-queues`) and a hook's callbacks (`init before after destroy
+//!   promiseResolve`) may come in any order, each at most once; `none`
+//!   stands alone for a hook without callbacks.
+//! * An `emit-init` type name is a token of `[A-Za-z0-9_.-]`.
+//!
+//! Every error names the 1-based line and the 1-based column (in characters)
+//! of the offending token, or of the end of the line when a token is missing.
+//!
+//! [`print()`] and [`parse`] round-trip: `parse(&print(ops)).ops() == ops` for
+//! every op sequence whose `emit-init` type names are valid type-name tokens
+//! (a type name with a space or a `#` cannot be written in this syntax).
+
+use super::op::{
+    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
+    ScopeFlags, ScopeKind, OP_KINDS,
+};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// One op of a trace, where it was written, and what the trace expects it to
+/// show.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Step {
+    /// The 1-based line the op is on.
+    pub line: usize,
+    /// The op.
+    pub op: Op,
+    /// The `=>` lines that follow the op, each trimmed, without the `=>`:
+    /// normally the `Display` text of an expected [`Observation`](super::Observation).
+    pub expected: Vec<String>,
+}
+
+/// A parsed trace: its ops in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Trace {
+    /// The steps, in file order.
+    pub steps: Vec<Step>,
+}
+
+impl Trace {
+    /// The ops of the trace, in order, without line numbers or expectations.
+    pub fn ops(&self) -> Vec<Op> {
+        self.steps.iter().map(|s| s.op.clone()).collect()
+    }
+}
+
+/// Why a trace did not parse: where, and what was expected there.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ParseError {
+    /// The 1-based line.
+    pub line: usize,
+    /// The 1-based column, in characters, of the offending token (or of the
+    /// end of the line when a token is missing).
+    pub column: usize,
+    /// What was wrong, saying what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parse a trace. Never panics; the empty text is the empty trace.
+pub fn parse(text: &str) -> Result<Trace, ParseError> {
+    let mut steps: Vec<Step> = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        match classify(line, raw)? {
+            Line::Blank => {}
+            Line::Expectation { column, text } => match steps.last_mut() {
+                Some(step) => step.expected.push(text.to_string()),
+                None => {
+                    return Err(ParseError {
+                        line,
+                        column,
+                        message: "expectation \"=>\" before any op; an expectation belongs to the op above it"
+                            .to_string(),
+                    })
+                }
+            },
+            Line::Op(op) => steps.push(Step {
+                line,
+                op,
+                expected: Vec::new(),
+            }),
+        }
+    }
+    Ok(Trace { steps })
+}
+
+/// Print ops in the trace syntax: one op per line via `Display`, each line
+/// ending in `'\n'`, indented by two spaces per frame open around it (see
+/// [`Op::opens_frame`] and [`Op::closes_frame`]). The empty sequence prints
+/// as the empty string.
+pub fn print(ops: &[Op]) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for op in ops {
+        if op.closes_frame() {
+            depth = depth.saturating_sub(1);
+        }
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+        out.push_str(&op.to_string());
+        out.push('\n');
+        if op.opens_frame() {
+            depth += 1;
+        }
+    }
+    out
+}
+
+/// Parse one op from one line of trace syntax (indentation and a trailing
+/// comment allowed). Errors report line 1.
+impl FromStr for Op {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Op, ParseError> {
+        if let Some(pos) = s.find(['\n', '\r']) {
+            return Err(ParseError {
+                line: 1,
+                column: s[..pos].chars().count() + 1,
+                message: "expected a single line with one op, found a line break".to_string(),
+            });
+        }
+        match classify(1, s)? {
+            Line::Op(op) => Ok(op),
+            Line::Blank => Err(ParseError {
+                line: 1,
+                column: s.chars().count() + 1,
+                message: format!(
+                    "expected an op (one of {}), found end of line",
+                    OP_KINDS.join(", ")
+                ),
+            }),
+            Line::Expectation { column, .. } => Err(ParseError {
+                line: 1,
+                column,
+                message: "expected an op, found an expectation \"=>\"".to_string(),
+            }),
+        }
+    }
+}
+
+/// What one line of a trace holds.
+enum Line<'a> {
+    /// Nothing but whitespace and a comment.
+    Blank,
+    /// `=> text`; `column` is where the `=>` is.
+    Expectation { column: usize, text: &'a str },
+    /// An op.
+    Op(Op),
+}
+
+/// The part of a line before its comment.
+fn strip_comment(raw: &str) -> &str {
+    match raw.find('#') {
+        Some(pos) => &raw[..pos],
+        None => raw,
+    }
+}
+
+fn classify(line: usize, raw: &str) -> Result<Line<'_>, ParseError> {
+    let content = strip_comment(raw);
+    let trimmed = content.trim_start();
+    if trimmed.is_empty() {
+        return Ok(Line::Blank);
+    }
+    let column = content[..content.len() - trimmed.len()].chars().count() + 1;
+    if let Some(rest) = trimmed.strip_prefix("=>") {
+        let text = rest.trim();
+        if text.is_empty() {
+            return Err(ParseError {
+                line,
+                column: column + 2,
+                message: "expected an observation after \"=>\", found end of line".to_string(),
+            });
+        }
+        return Ok(Line::Expectation { column, text });
+    }
+    parse_op(Tokens::new(line, content)).map(Line::Op)
+}
+
+/// A whitespace-separated token and its 1-based column.
+#[derive(Clone, Copy)]
+struct Token<'a> {
+    column: usize,
+    text: &'a str,
+}
+
+/// The tokens of one op line, consumed left to right.
+struct Tokens<'a> {
+    line: usize,
+    tokens: Vec<Token<'a>>,
+    next: usize,
+    /// The column just past the last token: where a missing token is reported.
+    end_column: usize,
+}
+
+impl<'a> Tokens<'a> {
+    fn new(line: usize, content: &'a str) -> Self {
+        let mut tokens = Vec::new();
+        let mut start: Option<(usize, usize)> = None; // (byte offset, column)
+        let mut column = 0usize;
+        for (offset, ch) in content.char_indices() {
+            column += 1;
+            if ch.is_whitespace() {
+                if let Some((s, c)) = start.take() {
+                    tokens.push(Token {
+                        column: c,
+                        text: &content[s..offset],
+                    });
+                }
+            } else if start.is_none() {
+                start = Some((offset, column));
+            }
+        }
+        if let Some((s, c)) = start {
+            tokens.push(Token {
+                column: c,
+                text: &content[s..],
+            });
+        }
+        let end_column = tokens
+            .last()
+            .map_or(1, |t| t.column + t.text.chars().count());
+        Tokens {
+            line,
+            tokens,
+            next: 0,
+            end_column,
+        }
+    }
+
+    fn error(&self, column: usize, message: String) -> ParseError {
+        ParseError {
+            line: self.line,
+            column,
+            message,
+        }
+    }
+
+    fn peek(&self) -> Option<Token<'a>> {
+        self.tokens.get(self.next).copied()
+    }
+
+    fn advance(&mut self) -> Option<Token<'a>> {
+        let t = self.peek();
+        if t.is_some() {
+            self.next += 1;
+        }
+        t
+    }
+
+    /// The next token, or an error saying `what` was expected.
+    fn expect(&mut self, what: &str) -> Result<Token<'a>, ParseError> {
+        match self.advance() {
+            Some(t) => Ok(t),
+            None => Err(self.error(
+                self.end_column,
+                format!("expected {what}, found end of line"),
+            )),
+        }
+    }
+
+    fn unexpected(&self, t: Token<'_>, what: &str) -> ParseError {
+        self.error(t.column, format!("expected {what}, found {:?}", t.text))
+    }
+
+    /// An integer id; `what` names its role.
+    fn async_id(&mut self, what: &str) -> Result<AsyncId, ParseError> {
+        let t = self.expect(what)?;
+        let digits = t.text.strip_prefix('-').unwrap_or(t.text);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(self.unexpected(t, what));
+        }
+        t.text.parse::<i64>().map_err(|_| {
+            self.error(
+                t.column,
+                format!(
+                    "{what}: {:?} is out of range (from {} to {})",
+                    t.text,
+                    i64::MIN,
+                    i64::MAX
+                ),
+            )
+        })
+    }
+
+    /// `<prefix><u32>`, e.g. `R3` or `H1`.
+    fn numbered(&self, t: Token<'_>, prefix: char, what: &str) -> Result<u32, ParseError> {
+        let digits = match t.text.strip_prefix(prefix) {
+            Some(d) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => d,
+            _ => return Err(self.unexpected(t, what)),
+        };
+        digits.parse::<u32>().map_err(|_| {
+            self.error(
+                t.column,
+                format!(
+                    "{what}: {:?} is out of range (the number is at most {})",
+                    t.text,
+                    u32::MAX
+                ),
+            )
+        })
+    }
+
+    fn resource(&mut self, what: &str) -> Result<ResourceId, ParseError> {
+        let t = self.expect(what)?;
+        self.numbered(t, 'R', what).map(ResourceId)
+    }
+
+    fn optional_resource(&mut self) -> Result<Option<ResourceId>, ParseError> {
+        match self.advance() {
+            None => Ok(None),
+            Some(t) => self
+                .numbered(t, 'R', "a resource (R<n>) or end of line")
+                .map(|n| Some(ResourceId(n))),
+        }
+    }
+
+    fn hook(&mut self) -> Result<HookId, ParseError> {
+        const WHAT: &str = "a hook (H<n>)";
+        let t = self.expect(WHAT)?;
+        self.numbered(t, 'H', WHAT).map(HookId)
+    }
+
+    /// One of `words`, or nothing; anything else is an error.
+    fn optional_word(&mut self, words: &[&str], what: &str) -> Result<Option<&'a str>, ParseError> {
+        match self.advance() {
+            None => Ok(None),
+            Some(t) if words.contains(&t.text) => Ok(Some(t.text)),
+            Some(t) => Err(self.unexpected(t, what)),
+        }
+    }
+
+    /// No tokens remain after the op `kind`.
+    fn end(&self, kind: &str) -> Result<(), ParseError> {
+        match self.peek() {
+            None => Ok(()),
+            Some(t) => {
+                let hint = if t.text.starts_with("=>") {
+                    " (an expectation goes on its own line)"
+                } else {
+                    ""
+                };
+                Err(self.error(
+                    t.column,
+                    format!(
+                        "unexpected {:?} after {kind}; expected end of line{hint}",
+                        t.text
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+const ASYNC_ID: &str = "an async id (an integer)";
+const TRIGGER_ID: &str = "a trigger async id (an integer)";
+
+fn is_type_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
+}
+
+fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
+    let head = t.expect("an op")?;
+    let kind = head.text;
+    let op = match kind {
+        "no-force-async-hooks-checks" => Op::NoForceAsyncHooksChecks,
+        "callback-scope" | "make-callback" => parse_open_scope(&mut t, kind)?,
+        "close" => Op::CloseScope {
+            threw: t
+                .optional_word(&["threw"], "\"threw\" or end of line")?
+                .is_some(),
+        },
+        "reset-global" => Op::ResetGlobal(t.resource("a resource (R<n>)")?),
+        "create-hook" => parse_create_hook(&mut t)?,
+        "enable-hook" => Op::EnableHook(t.hook()?),
+        "disable-hook" => Op::DisableHook(t.hook()?),
+        "emit-init" => {
+            let async_id = t.async_id(ASYNC_ID)?;
+            const TYPE: &str = "a type name (letters, digits, '_', '.', '-')";
+            let ty = t.expect(TYPE)?;
+            if !is_type_name(ty.text) {
+                return Err(t.unexpected(ty, TYPE));
+            }
+            let trigger_async_id = t.async_id(TRIGGER_ID)?;
+            Op::EmitInit {
+                async_id,
+                type_name: ty.text.to_string(),
+                trigger_async_id,
+                resource: t.optional_resource()?,
+            }
+        }
+        "emit-before" => Op::EmitBefore {
+            async_id: t.async_id(ASYNC_ID)?,
+            trigger_async_id: t.async_id(TRIGGER_ID)?,
+            resource: t.optional_resource()?,
+        },
+        "emit-after" => Op::EmitAfter {
+            async_id: t.async_id(ASYNC_ID)?,
+        },
+        "emit-destroy" => Op::EmitDestroy {
+            async_id: t.async_id(ASYNC_ID)?,
+        },
+        "run-in-async-scope" => Op::EnterRunInAsyncScope {
+            async_id: t.async_id(ASYNC_ID)?,
+            trigger_async_id: t.async_id(TRIGGER_ID)?,
+            resource: t.resource("a resource (R<n>)")?,
+        },
+        "end-run-in-async-scope" => Op::ExitRunInAsyncScope,
+        "default-trigger-scope" => Op::EnterDefaultTriggerScope {
+            trigger_async_id: t.async_id(TRIGGER_ID)?,
+        },
+        "end-default-trigger-scope" => Op::ExitDefaultTriggerScope,
+        "next-tick" => Op::NextTick {
+            query_resource: t
+                .optional_word(&["resource"], "\"resource\" or end of line")?
+                .is_some(),
+        },
+        "tick-callback" => Op::TickCallback,
+        "execution-async-id" => Op::ExecutionAsyncId,
+        "trigger-async-id" => Op::TriggerAsyncId,
+        "execution-async-resource" => Op::ExecutionAsyncResource,
+        "default-trigger-async-id" => Op::DefaultTriggerAsyncId,
+        "new-async-id" => Op::NewAsyncId,
+        "uncaught-exception" => {
+            const WHAT: &str = "\"handled\" or \"unhandled\"";
+            let w = t.expect(WHAT)?;
+            let handled = match w.text {
+                "handled" => true,
+                "unhandled" => false,
+                _ => return Err(t.unexpected(w, WHAT)),
+            };
+            Op::UncaughtException { handled }
+        }
+        "clear-async-id-stack" => Op::ClearAsyncIdStack,
+        "stop" => Op::Stop,
+        _ => {
+            return Err(t.error(
+                head.column,
+                format!(
+                    "unknown op {kind:?}; expected one of {}",
+                    OP_KINDS.join(", ")
+                ),
+            ))
+        }
+    };
+    t.end(kind)?;
+    Ok(op)
+}
+
+/// `callback-scope|make-callback ID TRIGGER [global] R<n> [skip-hooks] [skip-queues]`.
+fn parse_open_scope(t: &mut Tokens<'_>, kind: &str) -> Result<Op, ParseError> {
+    let scope_kind = if kind == "make-callback" {
+        ScopeKind::MakeCallback
+    } else {
+        ScopeKind::CallbackScope
+    };
+    let async_id = t.async_id(ASYNC_ID)?;
+    let trigger_async_id = t.async_id(TRIGGER_ID)?;
+    let holder = match t.peek() {
+        Some(tok) if tok.text == "global" => {
+            t.advance();
+            Holder::Global
+        }
+        _ => Holder::Local,
+    };
+    let id = t.resource(match holder {
+        Holder::Local => "a resource (R<n>) or \"global\"",
+        Holder::Global => "a resource (R<n>)",
+    })?;
+    let mut flags = ScopeFlags::default();
+    while let Some(tok) = t.advance() {
+        let slot = match tok.text {
+            "skip-hooks" => &mut flags.skip_async_hooks,
+            "skip-queues" => &mut flags.skip_task_queues,
+            _ => return Err(t.unexpected(tok, "a flag (skip-hooks, skip-queues) or end of line")),
+        };
+        if *slot {
+            return Err(t.error(tok.column, format!("flag {:?} given twice", tok.text)));
+        }
+        *slot = true;
+    }
+    Ok(Op::OpenScope {
+        kind: scope_kind,
+        context: AsyncContext {
+            async_id,
+            trigger_async_id,
+        },
+        resource: NativeResource { id, holder },
+        flags,
+    })
+}
+
+/// `create-hook H<n> none` or `create-hook H<n> CALLBACK...`.
+fn parse_create_hook(t: &mut Tokens<'_>) -> Result<Op, ParseError> {
+    const CALLBACKS: &str = "init, before, after, destroy, promiseResolve";
+    let hook = t.hook()?;
+    let first_what = format!("the hook's callbacks ({CALLBACKS}) or \"none\"");
+    let first = t.expect(&first_what)?;
+    let mut callbacks = HookCallbacks::default();
+    if first.text == "none" {
+        return Ok(Op::CreateHook { hook, callbacks });
+    }
+    let mut tok = Some(first);
+    let mut is_first = true;
+    while let Some(cb) = tok {
+        let slot = match cb.text {
+            "init" => &mut callbacks.init,
+            "before" => &mut callbacks.before,
+            "after" => &mut callbacks.after,
+            "destroy" => &mut callbacks.destroy,
+            "promiseResolve" => &mut callbacks.promise_resolve,
+            "none" => {
+                return Err(t.error(
+                    cb.column,
+                    "\"none\" stands alone; it cannot be combined with callbacks".to_string(),
+                ))
+            }
+            _ if is_first => return Err(t.unexpected(cb, &first_what)),
+            _ => return Err(t.unexpected(cb, &format!("a callback ({CALLBACKS}) or end of line"))),
+        };
+        if *slot {
+            return Err(t.error(cb.column, format!("callback {:?} given twice", cb.text)));
+        }
+        *slot = true;
+        is_first = false;
+        tok = t.advance();
+    }
+    Ok(Op::CreateHook { hook, callbacks })
+}

@@ -1,0 +1,66 @@
+//! The `scopecheck` command line: argument parsing and one module per
+//! subcommand.
+//!
+//! Every subcommand reports bad input as a [`CliError`], printed as
+//! `error: FILE:LINE:COLUMN: message` on stderr with exit code 2. To add a
+//! subcommand, add a module with an `Args` struct and an `execute` function
+//! and a variant of [`Command`].
+
+pub mod error;
+pub mod input;
+pub mod run;
+
+pub use error::CliError;
+
+use clap::{Parser, Subcommand};
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// The exit code for bad input (unreadable file, parse error, impossible op);
+/// clap uses the same code for bad arguments.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// `scopecheck`: the verification suite's command-line tool.
+#[derive(Debug, Parser)]
+#[command(
+    name = "scopecheck",
+    version,
+    about = "Lockstep equivalence suite for Node.js PR 66511 (lazy async-context scopes)",
+    long_about = "Lockstep equivalence suite for Node.js PR 66511 (lazy async-context scopes).\n\n\
+                  Traces are text files with one op per line (see `model::vocab::trace`); \
+                  `scopecheck run` executes one on the eager reference model and prints \
+                  what a Node.js program would observe."
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a trace on the eager reference model and print each op's observations.
+    Run(run::RunArgs),
+}
+
+/// Parse the process arguments, run the subcommand, and return the exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let result = match &cli.command {
+        Command::Run(args) => run::execute(args, &mut out),
+    };
+    let flushed = out.flush().map_err(CliError::Output);
+    match result.and(flushed) {
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`scopecheck run t | head`): nothing to report.
+        Err(CliError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            // If stderr is gone too there is nowhere left to report to.
+            let _ = writeln!(io::stderr(), "error: {e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
