@@ -1,5 +1,9 @@
 //! The lockstep harness and command-line tool around the eager model
 //! (`model/`) and the lazy implementation (`impl/`).
 
+pub mod check;
 pub mod cli;
 pub mod conform;
+pub mod coverage;
+pub mod generate;
+pub mod lockstep;

@@ -28,6 +28,9 @@ pub enum CliError {
     },
     /// Writing the output failed.
     Output(io::Error),
+    /// The check ran and found what it looks for (a divergence, a surviving
+    /// mutant, a conformance mismatch): exit code 1, the report already printed.
+    Verdict(String),
 }
 
 impl fmt::Display for CliError {
@@ -43,6 +46,7 @@ impl fmt::Display for CliError {
                 message,
             } => write!(f, "{}:{line}:{column}: {message}", file.display()),
             CliError::Output(e) => write!(f, "cannot write the output: {e}"),
+            CliError::Verdict(what) => f.write_str(what),
         }
     }
 }
@@ -52,7 +56,7 @@ impl std::error::Error for CliError {
         match self {
             CliError::Read { source, .. } => Some(source),
             CliError::Output(e) => Some(e),
-            CliError::At { .. } => None,
+            CliError::At { .. } | CliError::Verdict(_) => None,
         }
     }
 }

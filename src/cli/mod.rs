@@ -6,8 +6,10 @@
 //! subcommand, add a module with an `Args` struct and an `execute` function
 //! and a variant of [`Command`].
 
+pub mod check;
 pub mod error;
 pub mod input;
+pub mod replay;
 pub mod run;
 
 pub use error::CliError;
@@ -19,6 +21,10 @@ use std::process::ExitCode;
 /// The exit code for bad input (unreadable file, parse error, impossible op);
 /// clap uses the same code for bad arguments.
 pub const EXIT_BAD_INPUT: u8 = 2;
+
+/// The exit code when a check finds what it looks for (a divergence, a
+/// surviving mutant, a conformance mismatch).
+pub const EXIT_VERDICT: u8 = 1;
 
 /// `scopecheck`: the verification suite's command-line tool.
 #[derive(Debug, Parser)]
@@ -42,6 +48,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a trace on the eager reference model and print each op's observations.
     Run(run::RunArgs),
+    /// Random lockstep check of the lazy implementation against the eager model.
+    Check(check::CheckArgs),
+    /// Run a trace on both sides, side by side, and mark the first divergence.
+    Replay(replay::ReplayArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and return the exit code.
@@ -51,12 +61,18 @@ pub fn main() -> ExitCode {
     let mut out = stdout.lock();
     let result = match &cli.command {
         Command::Run(args) => run::execute(args, &mut out),
+        Command::Check(args) => check::execute(args, &mut out),
+        Command::Replay(args) => replay::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);
     match result.and(flushed) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`scopecheck run t | head`): nothing to report.
         Err(CliError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(CliError::Verdict(what)) => {
+            let _ = writeln!(io::stderr(), "{what}");
+            ExitCode::from(EXIT_VERDICT)
+        }
         Err(e) => {
             // If stderr is gone too there is nowhere left to report to.
             let _ = writeln!(io::stderr(), "error: {e}");

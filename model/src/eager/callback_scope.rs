@@ -3,7 +3,9 @@
 
 use super::resources::NativeSlot;
 use super::{Died, Eager, Frame, Halt};
-use crate::vocab::{AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind};
+use crate::vocab::{
+    AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
+};
 
 /// The part of `InternalMakeCallback` that runs in JS around the callback
 /// when `use_async_hooks_trampoline` is true.
@@ -77,10 +79,15 @@ impl Eager {
     /// trampoline installed the scope skips hooks, and `callbackTrampoline`
     /// runs when `kBefore + kAfter + kUsesExecutionAsyncResource > 0`; it
     /// writes `execution_async_resources[kStackLength - 1]` and emits `before`.
-    pub(crate) fn internal_make_callback(&mut self, context: AsyncContext, resource: ResourceId) -> Result<(), Halt> {
+    pub(crate) fn internal_make_callback(
+        &mut self,
+        context: AsyncContext,
+        resource: ResourceId,
+    ) -> Result<(), Halt> {
         let installed = self.hooks.trampoline_installed;
         let f = &self.async_hooks.fields;
-        let use_trampoline = installed && f.k_before + f.k_after + f.k_uses_execution_async_resource > 0;
+        let use_trampoline =
+            installed && f.k_before + f.k_after + f.k_uses_execution_async_resource > 0;
         let flags = ScopeFlags {
             skip_async_hooks: installed,
             skip_task_queues: false,
@@ -92,7 +99,9 @@ impl Eager {
             scope.trampoline = Some(Trampoline { resource: view });
             self.async_hooks.cost.crossings += 1;
             let index = self.async_hooks.fields.k_stack_length as usize - 1;
-            self.async_hooks.js_execution_async_resources.set(index, Some(view));
+            self.async_hooks
+                .js_execution_async_resources
+                .set(index, Some(view));
             self.async_hooks.cost.resource_writes += 1;
             if context.async_id != 0 && self.async_hooks.fields.k_before > 0 {
                 self.emit_hook(super::hooks::HookKind::Before, context.async_id);
@@ -127,7 +136,10 @@ impl Eager {
     }
 
     /// `InternalCallbackScope::Close` (`src/api/callback.cc`).
-    fn internal_callback_scope_close(&mut self, scope: &mut InternalCallbackScope) -> Result<(), Died> {
+    fn internal_callback_scope_close(
+        &mut self,
+        scope: &mut InternalCallbackScope,
+    ) -> Result<(), Died> {
         if self.is_stopping {
             scope.failed = true;
             self.async_hooks.clear_async_id_stack(false);
@@ -151,10 +163,14 @@ impl Eager {
         if self.async_hooks.fields.k_totals != 0 {
             let ids = &self.async_hooks.async_id_fields;
             if ids.k_execution_async_id != 0 {
-                return Err(Died(Observation::CheckFailed(FailedCheck::ExecutionAsyncIdIsZero)));
+                return Err(Died(Observation::CheckFailed(
+                    FailedCheck::ExecutionAsyncIdIsZero,
+                )));
             }
             if ids.k_trigger_async_id != 0 {
-                return Err(Died(Observation::CheckFailed(FailedCheck::TriggerAsyncIdIsZero)));
+                return Err(Died(Observation::CheckFailed(
+                    FailedCheck::TriggerAsyncIdIsZero,
+                )));
             }
         }
         if !self.ticks.has_tick_scheduled {

@@ -31,20 +31,26 @@ pub enum HookKind {
 
 impl Eager {
     /// `createHook(callbacks)`: `new AsyncHook`; not enabled.
-    pub(crate) fn create_hook(&mut self, hook: HookId, callbacks: HookCallbacks) -> Result<(), OpError> {
+    pub(crate) fn create_hook(
+        &mut self,
+        hook: HookId,
+        callbacks: HookCallbacks,
+    ) -> Result<(), OpError> {
         if self.hooks.created.contains_key(&hook) {
-            return Err(OpError::Impossible(format!("hook {hook} was already created")));
+            return Err(OpError::Impossible(format!(
+                "hook {hook} was already created"
+            )));
         }
         self.hooks.created.insert(hook, callbacks);
         Ok(())
     }
 
     fn hook_callbacks(&self, hook: HookId) -> Result<HookCallbacks, OpError> {
-        self.hooks
-            .created
-            .get(&hook)
-            .copied()
-            .ok_or_else(|| OpError::Impossible(format!("hook {hook} was never created (create-hook {hook} ...)")))
+        self.hooks.created.get(&hook).copied().ok_or_else(|| {
+            OpError::Impossible(format!(
+                "hook {hook} was never created (create-hook {hook} ...)"
+            ))
+        })
     }
 
     /// `AsyncHook.prototype.enable`: add the hook's callbacks to the counts;

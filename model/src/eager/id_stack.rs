@@ -50,7 +50,8 @@ impl AsyncHooks {
     /// hand JS the new buffer.
     pub fn grow_async_ids_stack(&mut self) {
         self.stack_capacity_pairs *= 3;
-        self.async_ids_stack.resize(self.stack_capacity_pairs, (0, 0));
+        self.async_ids_stack
+            .resize(self.stack_capacity_pairs, (0, 0));
         self.cost.allocations += 1;
     }
 
@@ -65,7 +66,9 @@ impl AsyncHooks {
     ) -> Result<(), Died> {
         if self.fields.k_check > 0 {
             if async_id < -1 {
-                return Err(Died(Observation::CheckFailed(FailedCheck::AsyncIdAtLeastMinusOne)));
+                return Err(Died(Observation::CheckFailed(
+                    FailedCheck::AsyncIdAtLeastMinusOne,
+                )));
             }
             if trigger_async_id < -1 {
                 return Err(Died(Observation::CheckFailed(
@@ -113,7 +116,10 @@ impl AsyncHooks {
         self.async_id_fields.k_execution_async_id = execution;
         self.async_id_fields.k_trigger_async_id = trigger;
         self.fields.k_stack_length = offset as u32;
-        if matches!(self.native_execution_async_resources.get(offset), Some(Some(_))) {
+        if matches!(
+            self.native_execution_async_resources.get(offset),
+            Some(Some(_))
+        ) {
             self.native_execution_async_resources.truncate(offset);
             self.cost.resource_writes += 1;
         }

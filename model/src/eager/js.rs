@@ -23,7 +23,10 @@ impl Eager {
             ah.cost.crossings += 1;
             return ah.push_async_context(async_id, trigger_async_id, None);
         }
-        ah.async_ids_stack[offset] = (ah.async_id_fields.k_execution_async_id, ah.async_id_fields.k_trigger_async_id);
+        ah.async_ids_stack[offset] = (
+            ah.async_id_fields.k_execution_async_id,
+            ah.async_id_fields.k_trigger_async_id,
+        );
         ah.cost.stack_writes += 2;
         ah.fields.k_stack_length += 1;
         ah.async_id_fields.k_execution_async_id = async_id;
@@ -65,7 +68,12 @@ impl Eager {
         if self.async_hooks.fields.k_init == 0 {
             return;
         }
-        self.emit_init_native(async_id, type_name, trigger_async_id, resource.unwrap_or(ResourceView::Undefined));
+        self.emit_init_native(
+            async_id,
+            type_name,
+            trigger_async_id,
+            resource.unwrap_or(ResourceView::Undefined),
+        );
     }
 
     /// `emitBeforeScript`: `pushAsyncContext`, then the before hooks.

@@ -18,8 +18,8 @@ pub mod resources;
 pub mod ticks;
 
 use crate::vocab::{
-    AsyncContext, Cost, Holder, NativeResource, Observation, Op, OpError, ResourceId, ResourceView, Runtime,
-    ScopeFlags, ScopeKind,
+    AsyncContext, Cost, Holder, NativeResource, Observation, Op, OpError, ResourceId, ResourceView,
+    Runtime, ScopeFlags, ScopeKind,
 };
 use callback_scope::InternalCallbackScope;
 use hooks::Hooks;
@@ -162,7 +162,9 @@ impl Eager {
 
     pub(crate) fn require_js(&self, op: &Op) -> Result<(), Halt> {
         if self.is_stopping {
-            return impossible(format!("`{op}` is JavaScript, and no JavaScript runs once the environment is stopping"));
+            return impossible(format!(
+                "`{op}` is JavaScript, and no JavaScript runs once the environment is stopping"
+            ));
         }
         if self.async_callback_scope_depth == 0 {
             return impossible(format!(
@@ -222,7 +224,12 @@ impl Eager {
                 resource,
             } => {
                 self.require_js(op)?;
-                self.emit_init_script(*async_id, type_name, *trigger_async_id, resource.map(ResourceView::Resource));
+                self.emit_init_script(
+                    *async_id,
+                    type_name,
+                    *trigger_async_id,
+                    resource.map(ResourceView::Resource),
+                );
                 Ok(())
             }
             Op::EmitBefore {
@@ -231,7 +238,11 @@ impl Eager {
                 resource,
             } => {
                 self.require_js(op)?;
-                Ok(self.emit_before_script(*async_id, *trigger_async_id, resource.map(ResourceView::Resource))?)
+                Ok(self.emit_before_script(
+                    *async_id,
+                    *trigger_async_id,
+                    resource.map(ResourceView::Resource),
+                )?)
             }
             Op::EmitAfter { async_id } => {
                 self.require_js(op)?;
@@ -248,8 +259,14 @@ impl Eager {
                 resource,
             } => {
                 self.require_js(op)?;
-                self.emit_before_script(*async_id, *trigger_async_id, Some(ResourceView::Resource(*resource)))?;
-                self.frames.push(Frame::RunInAsyncScope { async_id: *async_id });
+                self.emit_before_script(
+                    *async_id,
+                    *trigger_async_id,
+                    Some(ResourceView::Resource(*resource)),
+                )?;
+                self.frames.push(Frame::RunInAsyncScope {
+                    async_id: *async_id,
+                });
                 Ok(())
             }
             Op::ExitRunInAsyncScope => match self.innermost() {

@@ -35,7 +35,12 @@ impl Eager {
         let async_id = self.new_async_id();
         let trigger_async_id = self.get_default_trigger_async_id();
         if self.async_hooks.fields.k_init > 0 {
-            self.emit_init_native(async_id, "TickObject", trigger_async_id, ResourceView::TickObject(async_id));
+            self.emit_init_native(
+                async_id,
+                "TickObject",
+                trigger_async_id,
+                ResourceView::TickObject(async_id),
+            );
         }
         self.ticks.queue.push_back(TickObject {
             async_id,
@@ -49,9 +54,14 @@ impl Eager {
     pub(crate) fn process_ticks_and_rejections(&mut self) -> Result<(), Died> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
-            self.emit_before_script(async_id, tock.trigger_async_id, Some(ResourceView::TickObject(async_id)))?;
+            self.emit_before_script(
+                async_id,
+                tock.trigger_async_id,
+                Some(ResourceView::TickObject(async_id)),
+            )?;
             let ids = &self.async_hooks.async_id_fields;
-            let (execution_async_id, trigger_async_id) = (ids.k_execution_async_id, ids.k_trigger_async_id);
+            let (execution_async_id, trigger_async_id) =
+                (ids.k_execution_async_id, ids.k_trigger_async_id);
             let resource = tock.query_resource.then(|| self.execution_async_resource());
             self.out.push(Observation::Tick {
                 async_id,

@@ -8,7 +8,7 @@ pub mod trace;
 
 pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
 pub use op::{
-    AsyncContext, AsyncId, HookCallbacks, HookId, Holder, NativeResource, Op, ResourceId, ScopeFlags,
-    ScopeKind, OP_KINDS,
+    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
+    ScopeFlags, ScopeKind, OP_KINDS,
 };
 pub use runtime::{Cost, OpError, Runtime};

@@ -285,7 +285,9 @@ impl Op {
     pub fn opens_frame(&self) -> bool {
         matches!(
             self,
-            Op::OpenScope { .. } | Op::EnterRunInAsyncScope { .. } | Op::EnterDefaultTriggerScope { .. }
+            Op::OpenScope { .. }
+                | Op::EnterRunInAsyncScope { .. }
+                | Op::EnterDefaultTriggerScope { .. }
         )
     }
 
@@ -390,14 +392,22 @@ impl fmt::Display for Op {
                 async_id,
                 trigger_async_id,
                 resource,
-            } => write!(f, "{k} {async_id} {trigger_async_id}{}", opt_resource(resource)),
-            Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => write!(f, "{k} {async_id}"),
+            } => write!(
+                f,
+                "{k} {async_id} {trigger_async_id}{}",
+                opt_resource(resource)
+            ),
+            Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => {
+                write!(f, "{k} {async_id}")
+            }
             Op::EnterRunInAsyncScope {
                 async_id,
                 trigger_async_id,
                 resource,
             } => write!(f, "{k} {async_id} {trigger_async_id} {resource}"),
-            Op::EnterDefaultTriggerScope { trigger_async_id } => write!(f, "{k} {trigger_async_id}"),
+            Op::EnterDefaultTriggerScope { trigger_async_id } => {
+                write!(f, "{k} {trigger_async_id}")
+            }
             Op::NextTick { query_resource } => {
                 if *query_resource {
                     write!(f, "{k} resource")

@@ -1,0 +1,182 @@
+//! Random lockstep checking: generated op sequences run on both sides, the
+//! first divergence shrunk to a minimal trace.
+
+use crate::coverage::Coverage;
+use crate::generate::{EagerMachine, RefState};
+use crate::lockstep::{self, Divergence, Pair};
+use model::vocab::{trace, Op};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use proptest_state_machine::ReferenceStateMachine;
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+/// What `check` is asked to do.
+#[derive(Clone, Debug)]
+pub struct CheckConfig {
+    /// Generated sequences to run.
+    pub cases: u32,
+    /// Seed of the generator: the same seed runs the same sequences.
+    pub seed: u64,
+    /// Longest sequence.
+    pub max_len: usize,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            cases: 20_000,
+            seed: 66511,
+            max_len: 80,
+        }
+    }
+}
+
+/// A minimal counterexample.
+#[derive(Clone, Debug)]
+pub struct Counterexample {
+    /// The shrunk trace, up to and including the diverging op.
+    pub ops: Vec<Op>,
+    /// Where and how the two sides differ.
+    pub divergence: Divergence,
+    /// The seed that found it.
+    pub seed: u64,
+}
+
+impl Counterexample {
+    /// The trace in the text format, with a header saying how to replay it.
+    pub fn trace_text(&self) -> String {
+        let mut out = format!(
+            "# Counterexample found by `scopecheck check --seed {}`.\n# {}\n",
+            self.seed,
+            self.divergence.to_string().trim_end().replace('\n', "\n# ")
+        );
+        out.push_str(&trace::print(&self.ops));
+        out
+    }
+}
+
+/// What a check run saw.
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    /// Sequences run (including shrinking attempts after a failure).
+    pub cases: u64,
+    /// Ops applied on each side.
+    pub ops: u64,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Situations and op kinds reached.
+    pub coverage: Coverage,
+    /// The minimal counterexample, if the sides ever differed.
+    pub counterexample: Option<Counterexample>,
+}
+
+/// Run `ops` in lockstep, recording coverage; the divergence if any.
+pub fn run_with_coverage(ops: &[Op], coverage: &mut Coverage) -> Result<u64, Divergence> {
+    let mut pair = Pair::new();
+    let mut applied = 0;
+    for (index, op) in ops.iter().enumerate() {
+        if pair.eager.exited {
+            break;
+        }
+        coverage.before_op(&pair.lazy, op);
+        let closing_lazy = matches!(op, Op::CloseScope { .. })
+            && matches!(pair.lazy.frames.last(), Some(lazy::Frame::Native(s)) if s.lazy);
+        match pair.step(op) {
+            Ok(answer) => {
+                applied += 1;
+                if let Ok(obs) = &answer {
+                    coverage.after_op(closing_lazy, &pair.lazy, op, obs);
+                }
+            }
+            Err((eager, lazy)) => {
+                return Err(Divergence {
+                    index,
+                    op: op.clone(),
+                    eager,
+                    lazy,
+                })
+            }
+        }
+    }
+    Ok(applied)
+}
+
+fn runner(seed: u64, cases: u32) -> TestRunner {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: 100_000,
+        max_local_rejects: 1_000_000,
+        ..Config::default()
+    };
+    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
+
+/// The strategy of whole sequences: initial state, ops, (unused) counter.
+pub fn sequences(
+    max_len: usize,
+) -> impl Strategy<
+    Value = (
+        RefState,
+        Vec<Op>,
+        Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+    ),
+> {
+    EagerMachine::sequential_strategy(1..=max_len.max(1))
+}
+
+/// Random lockstep check; `progress` is called after every case with the
+/// number of cases done.
+pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport {
+    let start = Instant::now();
+    let coverage = RefCell::new(Coverage::default());
+    let ops = RefCell::new(0u64);
+    let cases = RefCell::new(0u64);
+    let progress = RefCell::new(progress);
+    let mut runner = runner(config.seed, config.cases);
+    let result = runner.run(&sequences(config.max_len), |(_, seq, _)| {
+        *cases.borrow_mut() += 1;
+        let n = *cases.borrow();
+        (progress.borrow_mut())(n);
+        match run_with_coverage(&seq, &mut coverage.borrow_mut()) {
+            Ok(applied) => {
+                *ops.borrow_mut() += applied;
+                Ok(())
+            }
+            Err(d) => Err(TestCaseError::fail(d.to_string())),
+        }
+    });
+    let counterexample = match result {
+        Err(TestError::Fail(_, (_, seq, _))) => {
+            let divergence = lockstep::run(&seq).expect_err("the shrunk sequence still diverges");
+            let ops = seq[..=divergence.index].to_vec();
+            Some(Counterexample {
+                ops,
+                divergence,
+                seed: config.seed,
+            })
+        }
+        Err(TestError::Abort(why)) => panic!("the generator gave up: {why}"),
+        Ok(()) => None,
+    };
+    CheckReport {
+        cases: cases.into_inner(),
+        ops: ops.into_inner(),
+        elapsed: start.elapsed(),
+        coverage: coverage.into_inner(),
+        counterexample,
+    }
+}
+
+/// One sequence from the generator, for tools that want samples (the fuzz
+/// seed corpus, the conformance runner).
+pub fn sample(seed: u64, max_len: usize) -> Vec<Op> {
+    let mut runner = runner(seed, 1);
+    let tree = sequences(max_len)
+        .new_tree(&mut runner)
+        .expect("the generator does not reject the start state");
+    tree.current().1
+}

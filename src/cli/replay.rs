@@ -1,0 +1,86 @@
+//! `scopecheck replay FILE`: a trace on both sides, side by side, the first
+//! divergence marked. Exit code 1 when they diverge.
+
+use super::input::load_trace;
+use super::CliError;
+use crate::lockstep::{Answer, Pair};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `scopecheck replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trace file.
+    pub file: PathBuf,
+}
+
+fn show(answer: &Answer) -> Vec<String> {
+    match answer {
+        Ok(obs) => obs.iter().map(|o| o.to_string()).collect(),
+        Err(e) => vec![e.to_string()],
+    }
+}
+
+/// Run `scopecheck replay`.
+pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let trace = load_trace(&args.file)?;
+    let mut pair = Pair::new();
+    writeln!(out, "{:<6} {:<40} {:<50} lazy", "line", "op", "eager")?;
+    for step in &trace.steps {
+        if pair.eager.exited && pair.lazy.exited {
+            writeln!(
+                out,
+                "(the process ended; the rest of the trace does not run)"
+            )?;
+            break;
+        }
+        let (eager, lazy, same) = match pair.step(&step.op) {
+            Ok(a) => (a.clone(), a, true),
+            Err((e, l)) => (e, l, false),
+        };
+        if let (Err(e), true) = (&eager, same) {
+            return Err(CliError::At {
+                file: args.file.clone(),
+                line: step.line,
+                column: 1,
+                message: e.to_string(),
+            });
+        }
+        let (e, l) = (show(&eager), show(&lazy));
+        let rows = e.len().max(l.len()).max(1);
+        for row in 0..rows {
+            let op = if row == 0 {
+                step.op.to_string()
+            } else {
+                String::new()
+            };
+            let line = if row == 0 {
+                step.line.to_string()
+            } else {
+                String::new()
+            };
+            let ecol = e.get(row).cloned().unwrap_or_default();
+            let lcol = if same {
+                if row == 0 {
+                    "(same)".to_string()
+                } else {
+                    String::new()
+                }
+            } else {
+                l.get(row).cloned().unwrap_or_default()
+            };
+            writeln!(out, "{line:<6} {op:<40} {ecol:<50} {lcol}")?;
+        }
+        if !same {
+            writeln!(out, "^^^ first divergence at line {}", step.line)?;
+            return Err(CliError::Verdict(format!(
+                "{}:{}: the lazy implementation diverges from the eager model",
+                args.file.display(),
+                step.line
+            )));
+        }
+    }
+    writeln!(out, "no divergence: both sides observed the same")?;
+    Ok(())
+}
