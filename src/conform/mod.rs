@@ -1,1 +1,498 @@
-//! Conformance: traces run on the real Node.js binary (being written).
+//! Conformance: the eager model against the real Node.js binary.
+//!
+//! A trace (`&[Op]`) runs twice: on [`model::Eager`] through the `Runtime`
+//! trait, and as a Node.js program ([`translate`]) that drives Node's own
+//! async-context code through `async_hooks`, `internal/async_hooks` and a
+//! small native addon (`tests/conformance/addon.cc`: `node::CallbackScope`,
+//! `node::MakeCallback`). The two sides' observations are compared op by op,
+//! equal up to a consistent renaming of the ids Node hands out itself
+//! (`newAsyncId()` results and tick ids). docs/conformance.md describes the
+//! harness, what it can express, and the mismatches found.
+//!
+//! Entry points: [`conform_trace`] (one trace) and [`conform_random`]
+//! (seeded random traces from [`generate`]).
+
+pub mod generate;
+pub mod harness;
+pub mod known;
+pub mod observe;
+pub mod translate;
+
+pub use harness::Harness;
+pub use observe::NodeObservation;
+pub use translate::Unsupported;
+
+use model::vocab::{trace, AsyncId, Observation, Op, OpError, Runtime, OP_KINDS};
+use model::Eager;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+/// Why a trace could not be compared at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConformError {
+    /// A tool is missing: which, and what to install.
+    MissingTool {
+        /// `node`, `g++`, or `node.h`.
+        tool: String,
+        /// What to install.
+        hint: String,
+    },
+    /// The addon did not compile.
+    Build(String),
+    /// Writing or running files failed.
+    Io(String),
+    /// The model refused an op (`OpError::Impossible`): the trace is not a
+    /// Node program.
+    ModelRejected {
+        /// Its index.
+        index: usize,
+        /// The op.
+        op: String,
+        /// The model's reason.
+        error: String,
+    },
+    /// The trace cannot be expressed as a Node program.
+    Unsupported(Unsupported),
+    /// Node's output could not be read (the program did not start, ...).
+    Node(String),
+}
+
+impl fmt::Display for ConformError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConformError::MissingTool { tool, hint } => write!(f, "conformance needs `{tool}`: {hint}"),
+            ConformError::Build(e) => write!(f, "building the conformance addon failed: {e}"),
+            ConformError::Io(e) => write!(f, "conformance I/O: {e}"),
+            ConformError::ModelRejected { index, op, error } => {
+                write!(f, "the model rejects op {index} `{op}`: {error}")
+            }
+            ConformError::Unsupported(u) => write!(f, "{u}"),
+            ConformError::Node(e) => write!(f, "node: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConformError {}
+
+/// Where the two sides first differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The ops of the compared group (usually one op; an op that node cannot
+    /// mark is taken together with the one before it). Empty for
+    /// observations node made before the first op.
+    pub ops: Range<usize>,
+    /// Those ops as trace text.
+    pub text: Vec<String>,
+    /// What the model showed for them.
+    pub model: Vec<Observation>,
+    /// What node showed for them, ids renamed to the model's.
+    pub node: Vec<NodeObservation>,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ops.is_empty() {
+            writeln!(f, "before the first op:")?;
+        } else {
+            writeln!(f, "op {} (`{}`):", self.ops.start, self.text.join("` + `"))?;
+        }
+        writeln!(f, "  model:")?;
+        if self.model.is_empty() {
+            writeln!(f, "    (nothing)")?;
+        }
+        for o in &self.model {
+            writeln!(f, "    {o}")?;
+        }
+        writeln!(f, "  node:")?;
+        if self.node.is_empty() {
+            writeln!(f, "    (nothing)")?;
+        }
+        for o in &self.node {
+            writeln!(f, "    {o}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The result of one trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The ops as run: the input (cut after the model's terminal
+    /// observation), then a close for every frame it left open.
+    pub ops: Vec<Op>,
+    /// How many of `ops` came from the input.
+    pub given: usize,
+    /// Input ops dropped because the process had already ended before them.
+    pub cut: usize,
+    /// What the model showed, per op of `ops`.
+    pub model: Vec<Vec<Observation>>,
+    /// The first difference, if any.
+    pub mismatch: Option<Mismatch>,
+    /// The documented mismatch (docs/conformance.md) this one is an
+    /// instance of, by its id in [`known::KNOWN`].
+    pub known: Option<&'static str>,
+    /// What node did after the main script's scope closed (the event loop:
+    /// destroy hooks, immediates): shown, not compared.
+    pub epilogue: Vec<String>,
+    /// How the node process ended.
+    pub end: String,
+    /// `(model id, node id)` for each id Node handed out that the trace saw.
+    pub renamed: Vec<(AsyncId, AsyncId)>,
+}
+
+impl Verdict {
+    /// The two sides agree.
+    pub fn is_equal(&self) -> bool {
+        self.mismatch.is_none()
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.mismatch {
+            None => writeln!(f, "equal ({} ops; node: {})", self.ops.len(), self.end)?,
+            Some(m) => {
+                write!(f, "MISMATCH at {m}")?;
+                if let Some(k) = self.known {
+                    writeln!(f, "  (documented: {k}, docs/conformance.md)")?;
+                }
+            }
+        }
+        if self.ops.len() > self.given {
+            writeln!(f, "  ({} closes appended for frames the trace left open)", self.ops.len() - self.given)?;
+        }
+        if self.cut > 0 {
+            writeln!(f, "  ({} ops after the process ended were dropped)", self.cut)?;
+        }
+        Ok(())
+    }
+}
+
+/// The model side of a trace.
+struct ModelRun {
+    ops: Vec<Op>,
+    given: usize,
+    cut: usize,
+    observations: Vec<Vec<Observation>>,
+    assigned: Vec<Option<AsyncId>>,
+}
+
+fn closing_op(frame: &model::eager::Frame) -> Op {
+    match frame {
+        model::eager::Frame::Native(_) => Op::CloseScope { threw: false },
+        model::eager::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
+        model::eager::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+    }
+}
+
+fn apply_model(env: &mut Eager, index: usize, op: &Op) -> Result<(Vec<Observation>, Option<AsyncId>), ConformError> {
+    let obs = env.apply(op).map_err(|e| ConformError::ModelRejected {
+        index,
+        op: op.to_string(),
+        error: match e {
+            OpError::Impossible(why) => why,
+            OpError::Exited => "the process has exited".to_string(),
+        },
+    })?;
+    let assigned = match op {
+        Op::NewAsyncId => obs.iter().find_map(|o| match o {
+            Observation::NewAsyncId(id) => Some(*id),
+            _ => None,
+        }),
+        Op::NextTick { .. } => Some(env.async_hooks.async_id_fields.k_async_id_counter),
+        _ => None,
+    };
+    Ok((obs, assigned))
+}
+
+fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
+    let mut env = Eager::new();
+    let mut run = ModelRun {
+        ops: Vec::new(),
+        given: 0,
+        cut: 0,
+        observations: Vec::new(),
+        assigned: Vec::new(),
+    };
+    for (i, op) in input.iter().enumerate() {
+        let (obs, assigned) = apply_model(&mut env, i, op)?;
+        run.ops.push(op.clone());
+        run.observations.push(obs);
+        run.assigned.push(assigned);
+        if env.exited {
+            run.cut = input.len() - i - 1;
+            break;
+        }
+    }
+    run.given = run.ops.len();
+    while !env.exited {
+        let Some(frame) = env.frames.last() else { break };
+        let op = closing_op(frame);
+        let (obs, assigned) = apply_model(&mut env, run.ops.len(), &op)?;
+        run.ops.push(op);
+        run.observations.push(obs);
+        run.assigned.push(assigned);
+    }
+    Ok(run)
+}
+
+fn compare(ops: &[Op], model: &[Vec<Observation>], starts: &[usize], node: &observe::NodeOutput) -> Option<Mismatch> {
+    if !node.before_first.is_empty() {
+        return Some(Mismatch {
+            ops: 0..0,
+            text: Vec::new(),
+            model: Vec::new(),
+            node: node.before_first.clone(),
+        });
+    }
+    for (k, &start) in starts.iter().enumerate() {
+        let end = starts.get(k + 1).copied().unwrap_or(ops.len());
+        let expected: Vec<NodeObservation> = model[start..end]
+            .iter()
+            .flatten()
+            .cloned()
+            .map(NodeObservation::Known)
+            .collect();
+        let seen = node.groups.get(&start).cloned().unwrap_or_default();
+        if expected != seen {
+            return Some(Mismatch {
+                ops: start..end,
+                text: ops[start..end].iter().map(|o| o.to_string()).collect(),
+                model: model[start..end].iter().flatten().cloned().collect(),
+                node: seen,
+            });
+        }
+    }
+    // Markers of ops the translation did not mark would be a harness bug.
+    if let Some((&op, obs)) = node.groups.iter().find(|(op, _)| !starts.contains(op)) {
+        return Some(Mismatch {
+            ops: op..op + 1,
+            text: vec![format!("(unexpected marker {op})")],
+            model: Vec::new(),
+            node: obs.clone(),
+        });
+    }
+    None
+}
+
+impl Harness {
+    /// [`conform_trace`] with this harness.
+    pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
+        let run = run_model(ops)?;
+        let program = translate::translate(&run.ops, &run.assigned, &self.addon).map_err(ConformError::Unsupported)?;
+        let node_run = self.run(&program.source, &program.node_args, keep)?;
+        let output = observe::read(&node_run);
+        if let Some(dir) = keep {
+            let files = [
+                ("trace.txt", trace::print(&run.ops)),
+                ("stdout.txt", node_run.stdout.clone()),
+                ("stderr.txt", node_run.stderr.clone()),
+            ];
+            for (name, text) in files {
+                std::fs::write(dir.join(name), text).map_err(|e| ConformError::Io(format!("write {name}: {e}")))?;
+            }
+        }
+        if !output.started {
+            return Err(ConformError::Node(format!(
+                "the program's prologue did not finish ({}); stderr:\n{}",
+                output.end, node_run.stderr
+            )));
+        }
+        let mismatch = compare(&run.ops, &run.observations, &program.group_starts, &output);
+        let known = mismatch.as_ref().and_then(|m| known::classify(&run.ops, m));
+        let verdict = Verdict {
+            ops: run.ops,
+            given: run.given,
+            cut: run.cut,
+            model: run.observations,
+            mismatch,
+            known,
+            epilogue: output.epilogue,
+            end: output.end,
+            renamed: output.renamed,
+        };
+        if let Some(dir) = keep {
+            std::fs::write(dir.join("verdict.txt"), verdict.to_string())
+                .map_err(|e| ConformError::Io(format!("write verdict.txt: {e}")))?;
+        }
+        Ok(verdict)
+    }
+
+    /// [`conform_random`] with this harness.
+    pub fn conform_random(&self, cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
+        let mut summary = Summary {
+            cases,
+            seed,
+            ..Summary::default()
+        };
+        let traces: Vec<(usize, u64, Vec<Op>)> = (0..cases)
+            .map(|case| {
+                let case_seed = generate::case_seed(seed, case as u64);
+                (case, case_seed, generate::generate(case_seed, generate::DEFAULT_MAX_OPS))
+            })
+            .collect();
+        let workers = std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(1, 8);
+        let mut results: Vec<(usize, u64, Vec<Op>, Result<Verdict, ConformError>)> = Vec::with_capacity(cases);
+        std::thread::scope(|scope| {
+            let chunks: Vec<&[(usize, u64, Vec<Op>)]> =
+                traces.chunks(cases.div_ceil(workers).max(1)).collect();
+            let handles: Vec<_> = chunks
+                .into_iter()
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|(case, case_seed, ops)| {
+                                let dir = keep.map(|k| k.join(format!("case-{case:04}")));
+                                let verdict = self.conform_trace(ops, dir.as_deref());
+                                (*case, *case_seed, ops.clone(), verdict)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            for h in handles {
+                match h.join() {
+                    Ok(mut r) => results.append(&mut r),
+                    Err(_) => summary.errors.push((usize::MAX, "a worker thread panicked".to_string())),
+                }
+            }
+        });
+        results.sort_by_key(|r| r.0);
+        for (case, case_seed, ops, verdict) in results {
+            match verdict {
+                Ok(v) => {
+                    for op in &v.ops {
+                        *summary.exercised.entry(op.kind()).or_default() += 1;
+                    }
+                    match v.mismatch {
+                        None => summary.equal += 1,
+                        Some(m) => summary.mismatches.push(CaseMismatch {
+                            case,
+                            seed: case_seed,
+                            trace: trace::print(&v.ops),
+                            mismatch: m,
+                            known: v.known,
+                        }),
+                    }
+                }
+                Err(e) => summary.errors.push((case, format!("{e}\n{}", trace::print(&ops)))),
+            }
+        }
+        summary
+    }
+}
+
+/// Run `ops` on the eager model and on the node binary and compare them.
+///
+/// The trace starts inside the main script. Ops after the model's terminal
+/// observation are dropped; frames left open get their closes appended (in
+/// Node, the functions return), the main script's last. With `keep`, the
+/// program, the trace as run, node's output and the verdict are written to
+/// that directory. Uses [`Harness::shared`].
+pub fn conform_trace(ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
+    Harness::shared()?.conform_trace(ops, keep)
+}
+
+/// One random case that did not match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseMismatch {
+    /// The case number.
+    pub case: usize,
+    /// Its generator seed ([`generate::generate`] with it gives the trace).
+    pub seed: u64,
+    /// The trace as run.
+    pub trace: String,
+    /// The first difference.
+    pub mismatch: Mismatch,
+    /// The documented mismatch it is an instance of, if any.
+    pub known: Option<&'static str>,
+}
+
+/// The result of [`conform_random`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Cases asked for.
+    pub cases: usize,
+    /// The seed.
+    pub seed: u64,
+    /// Cases where the two sides agree.
+    pub equal: usize,
+    /// Cases where they do not.
+    pub mismatches: Vec<CaseMismatch>,
+    /// Cases that could not be compared: case number and why.
+    pub errors: Vec<(usize, String)>,
+    /// How many times each op kind ran, over the compared cases.
+    pub exercised: BTreeMap<&'static str, usize>,
+}
+
+impl Summary {
+    /// Mismatches that no documented mismatch explains.
+    pub fn unknown_mismatches(&self) -> impl Iterator<Item = &CaseMismatch> {
+        self.mismatches.iter().filter(|m| m.known.is_none())
+    }
+
+    /// Op kinds of [`OP_KINDS`] that no compared case ran.
+    pub fn not_exercised(&self) -> Vec<&'static str> {
+        OP_KINDS
+            .iter()
+            .copied()
+            .filter(|k| !self.exercised.contains_key(k))
+            .collect()
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known = self.mismatches.iter().filter(|m| m.known.is_some()).count();
+        writeln!(
+            f,
+            "conformance: {} cases (seed {}): {} equal, {} mismatches ({} documented, {} new), {} errors",
+            self.cases,
+            self.seed,
+            self.equal,
+            self.mismatches.len(),
+            known,
+            self.mismatches.len() - known,
+            self.errors.len()
+        )?;
+        let kinds: Vec<String> = self.exercised.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        writeln!(f, "exercised: {}", kinds.join(", "))?;
+        let missing = self.not_exercised();
+        if !missing.is_empty() {
+            writeln!(f, "not exercised: {}", missing.join(", "))?;
+        }
+        for m in &self.mismatches {
+            write!(f, "case {} (seed {:#x}): {}", m.case, m.seed, m.mismatch)?;
+            if let Some(k) = m.known {
+                writeln!(f, "  (documented: {k})")?;
+            }
+            writeln!(f, "  trace:")?;
+            for line in m.trace.lines() {
+                writeln!(f, "    {line}")?;
+            }
+        }
+        for (case, e) in &self.errors {
+            writeln!(f, "case {case}: error: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Generate `cases` random expressible traces from `seed`, run each with
+/// [`conform_trace`], and tally. With `keep`, case `n`'s files go to
+/// `keep/case-NNNN/`. Uses [`Harness::shared`]; if it cannot be built, every
+/// case is an error saying why.
+pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
+    match Harness::shared() {
+        Ok(h) => h.conform_random(cases, seed, keep),
+        Err(e) => Summary {
+            cases,
+            seed,
+            errors: (0..cases).map(|c| (c, e.to_string())).collect(),
+            ..Summary::default()
+        },
+    }
+}

@@ -1,0 +1,143 @@
+// scopecheck conformance addon: the native entry points of Node's
+// async-context machinery, exposed to the JS program that a trace becomes.
+//
+// Built at test time with plain g++ (no node-gyp, no network):
+//   g++ -shared -fPIC -std=c++17 -I/usr/include/node
+//       -DNODE_GYP_MODULE_NAME=scopecheck_conform addon.cc -o addon.node
+//
+// Every function takes its resource as an argument of the JS call, so the
+// Local<Object> handed to Node lives in the caller's HandleScope for the whole
+// native scope: InternalCallbackScope keeps only a pointer to it, and
+// AsyncHooks::native_execution_async_resources_ keeps the Local itself.
+
+#include <node.h>
+#include <uv.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using v8::Context;
+using v8::Function;
+using v8::FunctionCallbackInfo;
+using v8::HandleScope;
+using v8::Isolate;
+using v8::Local;
+using v8::MaybeLocal;
+using v8::Object;
+using v8::TryCatch;
+using v8::Value;
+
+// Write one line to fd 1 at once, as the JS side's fs.writeSync does, so that
+// the markers and the observations keep their order and survive a crash.
+void WriteLine(const std::string& line) {
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = write(1, p, left);
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void WriteMarker(double op) {
+  if (op < 0) return;
+  char buf[64];
+  snprintf(buf, sizeof(buf), "{\"op\":%.f}\n", op);
+  WriteLine(buf);
+}
+
+bool Args(const FunctionCallbackInfo<Value>& args, node::async_context* ac) {
+  Isolate* isolate = args.GetIsolate();
+  if (args.Length() < 4 || !args[0]->IsNumber() || !args[1]->IsNumber() ||
+      !args[2]->IsObject() || !args[3]->IsFunction()) {
+    isolate->ThrowException(v8::Exception::TypeError(
+        v8::String::NewFromUtf8Literal(
+            isolate, "expected (asyncId, triggerAsyncId, resource, fn, ...)")));
+    return false;
+  }
+  Local<Context> context = isolate->GetCurrentContext();
+  ac->async_id = args[0]->NumberValue(context).FromMaybe(0);
+  ac->trigger_async_id = args[1]->NumberValue(context).FromMaybe(0);
+  return true;
+}
+
+// callbackScope(asyncId, triggerAsyncId, resource, fn, closeOp):
+// node::CallbackScope(isolate, resource, {asyncId, triggerAsyncId}) around a
+// call of fn. Its TryCatch is verbose, so an exception thrown by fn goes to
+// the uncaught-exception handler before fn->Call returns. Once fn is done the
+// addon writes the marker of the trace's `close` op (index closeOp, if >= 0),
+// and then the scope closes: what the close shows follows the marker.
+void CallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
+  node::async_context ac;
+  if (!Args(args, &ac)) return;
+  Isolate* isolate = args.GetIsolate();
+  HandleScope handle_scope(isolate);
+  Local<Context> context = isolate->GetCurrentContext();
+  Local<Object> resource = args[2].As<Object>();
+  Local<Function> fn = args[3].As<Function>();
+  double close_op = args[4]->IsNumber() ? args[4]->NumberValue(context).FromMaybe(-1) : -1;
+  {
+    node::CallbackScope scope(isolate, resource, ac);
+    MaybeLocal<Value> ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
+    (void)ret;
+    WriteMarker(close_op);
+  }
+}
+
+// makeCallback(asyncId, triggerAsyncId, resource, fn, verbose):
+// node::MakeCallback(isolate, resource, fn, 0, nullptr, {asyncId,
+// triggerAsyncId}) under a TryCatch of the addon's own. verbose: an exception
+// thrown by fn is reported to the uncaught-exception handler while the
+// MakeCallback scope is still open (as for a MakeCallback from the event loop,
+// where no JS frame catches it); otherwise it is swallowed silently, as a JS
+// caller's try/catch would.
+void MakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
+  node::async_context ac;
+  if (!Args(args, &ac)) return;
+  Isolate* isolate = args.GetIsolate();
+  HandleScope handle_scope(isolate);
+  Local<Object> resource = args[2].As<Object>();
+  Local<Function> fn = args[3].As<Function>();
+  bool verbose = args.Length() > 4 && args[4]->BooleanValue(isolate);
+  TryCatch try_catch(isolate);
+  try_catch.SetVerbose(verbose);
+  MaybeLocal<Value> ret = node::MakeCallback(isolate, resource, fn, 0, nullptr, ac);
+  (void)ret;
+}
+
+// loopMarker(): write {"k":"loop"} from the first prepare phase of the event
+// loop, i.e. once the main script's scope has closed (its ticks included) and
+// before any immediate or destroy hook runs. Everything after it is the
+// epilogue, which the model does not cover.
+uv_prepare_t prepare_handle;
+bool prepare_started = false;
+
+void OnPrepare(uv_prepare_t* handle) {
+  WriteLine("{\"k\":\"loop\"}\n");
+  uv_prepare_stop(handle);
+  uv_close(reinterpret_cast<uv_handle_t*>(handle), nullptr);
+}
+
+void LoopMarker(const FunctionCallbackInfo<Value>& args) {
+  if (prepare_started) return;
+  uv_loop_t* loop = node::GetCurrentEventLoop(args.GetIsolate());
+  if (loop == nullptr) return;
+  prepare_started = true;
+  uv_prepare_init(loop, &prepare_handle);
+  uv_prepare_start(&prepare_handle, OnPrepare);
+}
+
+void Init(Local<Object> exports) {
+  NODE_SET_METHOD(exports, "callbackScope", CallbackScopeFn);
+  NODE_SET_METHOD(exports, "makeCallback", MakeCallbackFn);
+  NODE_SET_METHOD(exports, "loopMarker", LoopMarker);
+}
+
+}  // namespace
+
+NODE_MODULE(NODE_GYP_MODULE_NAME, Init)
