@@ -4,6 +4,7 @@
 use crate::coverage::Coverage;
 use crate::generate::{EagerMachine, RefState};
 use crate::lockstep::{self, Divergence, Pair};
+use lazy::mutant::Mutant;
 use model::vocab::{trace, Op};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -20,6 +21,10 @@ pub struct CheckConfig {
     pub seed: u64,
     /// Longest sequence.
     pub max_len: usize,
+    /// The deliberate mistake switched on in the lazy side, if any.
+    pub mutant: Option<Mutant>,
+    /// Check the refinement relation after every op too.
+    pub refinement: bool,
 }
 
 impl Default for CheckConfig {
@@ -28,6 +33,8 @@ impl Default for CheckConfig {
             cases: 20_000,
             seed: 66511,
             max_len: 80,
+            mutant: None,
+            refinement: true,
         }
     }
 }
@@ -38,7 +45,7 @@ pub struct Counterexample {
     /// The shrunk trace, up to and including the diverging op.
     pub ops: Vec<Op>,
     /// Where and how the two sides differ.
-    pub divergence: Divergence,
+    pub divergence: Box<Divergence>,
     /// The seed that found it.
     pub seed: u64,
 }
@@ -72,8 +79,13 @@ pub struct CheckReport {
 }
 
 /// Run `ops` in lockstep, recording coverage; the divergence if any.
-pub fn run_with_coverage(ops: &[Op], coverage: &mut Coverage) -> Result<u64, Divergence> {
-    let mut pair = Pair::new();
+pub fn run_with_coverage(
+    ops: &[Op],
+    mutant: Option<Mutant>,
+    refinement: bool,
+    coverage: &mut Coverage,
+) -> Result<u64, Box<Divergence>> {
+    let mut pair = Pair::with_mutant(mutant);
     let mut applied = 0;
     for (index, op) in ops.iter().enumerate() {
         if pair.eager.exited {
@@ -82,21 +94,10 @@ pub fn run_with_coverage(ops: &[Op], coverage: &mut Coverage) -> Result<u64, Div
         coverage.before_op(&pair.lazy, op);
         let closing_lazy = matches!(op, Op::CloseScope { .. })
             && matches!(pair.lazy.frames.last(), Some(lazy::Frame::Native(s)) if s.lazy);
-        match pair.step(op) {
-            Ok(answer) => {
-                applied += 1;
-                if let Ok(obs) = &answer {
-                    coverage.after_op(closing_lazy, &pair.lazy, op, obs);
-                }
-            }
-            Err((eager, lazy)) => {
-                return Err(Divergence {
-                    index,
-                    op: op.clone(),
-                    eager,
-                    lazy,
-                })
-            }
+        let answer = pair.checked_step(index, op, refinement)?;
+        applied += 1;
+        if let Ok(obs) = &answer {
+            coverage.after_op(closing_lazy, &pair.lazy, op, obs);
         }
     }
     Ok(applied)
@@ -137,11 +138,25 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
     let cases = RefCell::new(0u64);
     let progress = RefCell::new(progress);
     let mut runner = runner(config.seed, config.cases);
-    let result = runner.run(&sequences(config.max_len), |(_, seq, _)| {
+    let result = runner.run(&sequences(config.max_len), |(_, seq, seen)| {
         *cases.borrow_mut() += 1;
         let n = *cases.borrow();
         (progress.borrow_mut())(n);
-        match run_with_coverage(&seq, &mut coverage.borrow_mut()) {
+        let outcome = run_with_coverage(
+            &seq,
+            config.mutant,
+            config.refinement,
+            &mut coverage.borrow_mut(),
+        );
+        // Tell the shrinker how many ops ran, so that it drops the rest first.
+        let ran = match &outcome {
+            Ok(applied) => *applied as usize,
+            Err(d) => d.index + 1,
+        };
+        if let Some(seen) = seen {
+            seen.fetch_add(ran, std::sync::atomic::Ordering::SeqCst);
+        }
+        match outcome {
             Ok(applied) => {
                 *ops.borrow_mut() += applied;
                 Ok(())
@@ -150,8 +165,15 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
         }
     });
     let counterexample = match result {
-        Err(TestError::Fail(_, (_, seq, _))) => {
-            let divergence = lockstep::run(&seq).expect_err("the shrunk sequence still diverges");
+        Err(TestError::Fail(reason, (_, seq, _))) => {
+            if lockstep::run_with(&seq, config.mutant, config.refinement).is_ok() {
+                panic!(
+                    "proptest failed a case that runs clean on its own: {reason}\n{}",
+                    trace::print(&seq)
+                );
+            }
+            let divergence = lockstep::run_with(&seq, config.mutant, config.refinement)
+                .expect_err("the shrunk sequence still diverges");
             let ops = seq[..=divergence.index].to_vec();
             Some(Counterexample {
                 ops,

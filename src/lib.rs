@@ -5,5 +5,7 @@ pub mod check;
 pub mod cli;
 pub mod conform;
 pub mod coverage;
+pub mod explore;
 pub mod generate;
 pub mod lockstep;
+pub mod refinement;

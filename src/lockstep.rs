@@ -1,6 +1,8 @@
 //! The lockstep runner: every op applied to the eager model and to the lazy
-//! implementation, all observations compared after every op.
+//! implementation, all observations compared after every op, and the
+//! refinement relation checked (`crate::refinement`).
 
+use lazy::mutant::Mutant;
 use lazy::Lazy;
 use model::vocab::{Observation, Op, OpError, Runtime};
 use model::Eager;
@@ -21,16 +23,36 @@ pub struct Divergence {
     pub eager: Answer,
     /// What the lazy implementation answered.
     pub lazy: Answer,
+    /// Set when the answers agree but the refinement check failed: the first
+    /// field where the abstracted lazy state and the eager state differ.
+    pub refinement: Option<String>,
+}
+
+impl Divergence {
+    /// Whether a program can see it (the answers differ), as opposed to a
+    /// broken refinement relation with equal answers so far.
+    pub fn is_observable(&self) -> bool {
+        self.refinement.is_none()
+    }
 }
 
 impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "first divergence at op {} `{}`:",
-            self.index + 1,
-            self.op
-        )?;
+        if let Some(why) = &self.refinement {
+            writeln!(
+                f,
+                "refinement broken after op {} `{}` (nothing observable yet): {why}",
+                self.index + 1,
+                self.op
+            )?;
+        } else {
+            writeln!(
+                f,
+                "first divergence at op {} `{}`:",
+                self.index + 1,
+                self.op
+            )?;
+        }
         for (side, answer) in [("eager", &self.eager), ("lazy ", &self.lazy)] {
             match answer {
                 Ok(obs) if obs.is_empty() => writeln!(f, "  {side}: (nothing)")?,
@@ -66,9 +88,14 @@ pub struct Pair {
 impl Pair {
     /// Both sides at the start of the main script.
     pub fn new() -> Self {
+        Self::with_mutant(None)
+    }
+
+    /// Both sides, the lazy one with a deliberate mistake switched on.
+    pub fn with_mutant(mutant: Option<Mutant>) -> Self {
         Pair {
             eager: Eager::new(),
-            lazy: Lazy::new(),
+            lazy: Lazy::with_mutant(mutant),
         }
     }
 
@@ -82,29 +109,62 @@ impl Pair {
             Err((e, l))
         }
     }
+
+    /// Apply `op` to both and check answers, then (if asked) the refinement
+    /// relation; `index` is the op's place in its trace.
+    pub fn checked_step(
+        &mut self,
+        index: usize,
+        op: &Op,
+        refinement: bool,
+    ) -> Result<Answer, Box<Divergence>> {
+        match self.step(op) {
+            Ok(answer) => {
+                if refinement {
+                    if let Err(why) = crate::refinement::check(&self.eager, &self.lazy) {
+                        return Err(Box::new(Divergence {
+                            index,
+                            op: op.clone(),
+                            eager: answer.clone(),
+                            lazy: answer,
+                            refinement: Some(why),
+                        }));
+                    }
+                }
+                Ok(answer)
+            }
+            Err((eager, lazy)) => Err(Box::new(Divergence {
+                index,
+                op: op.clone(),
+                eager,
+                lazy,
+                refinement: None,
+            })),
+        }
+    }
 }
 
 /// Run `ops` in lockstep from the start, up to the first divergence or the
-/// end of the trace. Ops both sides reject are kept (with their error) so the
-/// caller can report them.
-pub fn run(ops: &[Op]) -> Result<Vec<Step>, Divergence> {
-    let mut pair = Pair::new();
+/// end of the trace, checking the refinement relation after every op. Ops
+/// both sides reject are kept (with their error) so the caller can report them.
+pub fn run(ops: &[Op]) -> Result<Vec<Step>, Box<Divergence>> {
+    run_with(ops, None, true)
+}
+
+/// [`run`] with a mutant, and with or without the refinement check.
+pub fn run_with(
+    ops: &[Op],
+    mutant: Option<Mutant>,
+    refinement: bool,
+) -> Result<Vec<Step>, Box<Divergence>> {
+    let mut pair = Pair::with_mutant(mutant);
     let mut steps = Vec::with_capacity(ops.len());
     for (index, op) in ops.iter().enumerate() {
-        match pair.step(op) {
-            Ok(answer) => steps.push(Step {
-                op: op.clone(),
-                answer,
-            }),
-            Err((eager, lazy)) => {
-                return Err(Divergence {
-                    index,
-                    op: op.clone(),
-                    eager,
-                    lazy,
-                })
-            }
-        }
+        let answer = pair.checked_step(index, op, refinement)?;
+        steps.push(Step {
+            op: op.clone(),
+            answer,
+        });
     }
     Ok(steps)
 }

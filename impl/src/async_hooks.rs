@@ -1,6 +1,7 @@
 //! `AsyncHooks` with the pull request's additions: the field `kLazyScopes`
 //! and the chain of lazy scopes.
 
+use crate::mutant::Mutant;
 use crate::resources::{JsArray, NativeSlot};
 use crate::Died;
 use model::vocab::{AsyncId, Cost, FailedCheck, Observation, ResourceId, ResourceView};
@@ -80,6 +81,8 @@ pub struct AsyncHooks {
     pub lazy_scopes: Vec<LazyScope>,
     /// Work done.
     pub cost: Cost,
+    /// The deliberate mistake switched on, if any (none in normal use).
+    pub mutant: Option<Mutant>,
 }
 
 /// Which entry is innermost: a lazy scope, a stack entry, or none.
@@ -113,6 +116,7 @@ impl AsyncHooks {
             js_execution_async_resources: JsArray::default(),
             lazy_scopes: Vec::new(),
             cost: Cost::default(),
+            mutant: None,
         }
     }
 
@@ -152,9 +156,30 @@ impl AsyncHooks {
     /// Drop native resources left past `depth` (the eager push's
     /// `resize(offset + 1)` and pop's `resize(offset)` do it as a side effect).
     fn drop_stale_native_resources(&mut self, depth: usize) {
+        if self.mutant == Some(Mutant::KeepsStaleNativeResources) {
+            return;
+        }
         if self.native_execution_async_resources.len() > depth {
             self.native_execution_async_resources.truncate(depth);
             self.cost.resource_writes += 1;
+        }
+    }
+
+    /// `grow_async_ids_stack` when the eager depth reaches the room the stack
+    /// has, as an eager push at that depth would: the JS view of the stack then
+    /// has the same size on both sides, so JS falls back to the native push
+    /// (and its `CHECK_GE`) at the same ops.
+    pub fn grow_async_ids_stack_for(&mut self, depth: usize) {
+        let by = if self.mutant == Some(Mutant::GrowsByStackLength) {
+            self.fields.k_stack_length as usize
+        } else {
+            depth
+        };
+        if by >= self.stack_capacity_pairs {
+            self.stack_capacity_pairs *= 3;
+            self.async_ids_stack
+                .resize(self.stack_capacity_pairs, (0, 0));
+            self.cost.allocations += 1;
         }
     }
 
@@ -166,13 +191,21 @@ impl AsyncHooks {
         trigger_async_id: AsyncId,
         resource: NativeSlot,
     ) -> Result<(), Died> {
-        self.check_ids(async_id, trigger_async_id)?;
+        if self.mutant != Some(Mutant::LazySkipsIdCheck) {
+            self.check_ids(async_id, trigger_async_id)?;
+        }
         let depth = self.depth();
         self.drop_stale_native_resources(depth);
+        self.grow_async_ids_stack_for(depth);
         let ids = &mut self.async_id_fields;
+        let saved = if self.mutant == Some(Mutant::LinkSavesOwnIds) {
+            (async_id, trigger_async_id)
+        } else {
+            (ids.k_execution_async_id, ids.k_trigger_async_id)
+        };
         self.lazy_scopes.push(LazyScope {
             async_id,
-            saved: (ids.k_execution_async_id, ids.k_trigger_async_id),
+            saved,
             resource,
             stack_position: self.fields.k_stack_length,
         });
@@ -194,12 +227,7 @@ impl AsyncHooks {
         self.check_ids(async_id, trigger_async_id)?;
         let depth = self.depth();
         let offset = self.fields.k_stack_length as usize;
-        if offset >= self.stack_capacity_pairs {
-            self.stack_capacity_pairs *= 3;
-            self.async_ids_stack
-                .resize(self.stack_capacity_pairs, (0, 0));
-            self.cost.allocations += 1;
-        }
+        self.grow_async_ids_stack_for(depth);
         self.async_ids_stack[offset] = (
             self.async_id_fields.k_execution_async_id,
             self.async_id_fields.k_trigger_async_id,
@@ -228,7 +256,9 @@ impl AsyncHooks {
         if top == Top::Empty {
             return Ok(false);
         }
-        if self.fields.k_check > 0 && self.async_id_fields.k_execution_async_id != async_id {
+        let skip = top == Top::Lazy && self.mutant == Some(Mutant::LazyPopSkipsCheck);
+        if self.fields.k_check > 0 && self.async_id_fields.k_execution_async_id != async_id && !skip
+        {
             return Err(self.fail_with_corrupted_async_stack(async_id));
         }
         let offset = self.depth() - 1;
@@ -238,7 +268,11 @@ impl AsyncHooks {
                 self.fields.k_lazy_scopes -= 1;
                 self.cost.chain_writes += 1;
                 self.drop_stale_native_resources(offset);
-                lazy.saved
+                if self.mutant == Some(Mutant::LazyPopKeepsTrigger) {
+                    (lazy.saved.0, self.async_id_fields.k_trigger_async_id)
+                } else {
+                    lazy.saved
+                }
             }
             _ => {
                 let stack_offset = self.fields.k_stack_length as usize - 1;
@@ -281,11 +315,15 @@ impl AsyncHooks {
             self.cost.resource_writes += 1;
         }
         self.native_execution_async_resources = Vec::new();
-        if !self.lazy_scopes.is_empty() {
-            self.lazy_scopes.clear();
-            self.cost.chain_writes += 1;
+        if self.mutant != Some(Mutant::ClearKeepsChain) {
+            if !self.lazy_scopes.is_empty() {
+                self.lazy_scopes.clear();
+                self.cost.chain_writes += 1;
+            }
+            if self.mutant != Some(Mutant::ClearForgetsCount) {
+                self.fields.k_lazy_scopes = 0;
+            }
         }
-        self.fields.k_lazy_scopes = 0;
         self.async_id_fields.k_execution_async_id = 0;
         self.async_id_fields.k_trigger_async_id = 0;
         self.fields.k_stack_length = 0;
@@ -298,7 +336,8 @@ impl AsyncHooks {
         index: usize,
         reset_globals: &BTreeSet<ResourceId>,
     ) -> ResourceView {
-        if self.top() == Top::Lazy && index + 1 == self.depth() {
+        let looks_at_chain = self.mutant != Some(Mutant::NativeReadIgnoresChain);
+        if looks_at_chain && self.top() == Top::Lazy && index + 1 == self.depth() {
             let lazy = self.lazy_scopes.last().expect("top() saw a lazy scope");
             return lazy.resource.read(reset_globals);
         }

@@ -3,6 +3,7 @@
 //! swaps the ids in place and joins the chain; otherwise it pushes.
 
 use crate::async_hooks::Fields;
+use crate::mutant::Mutant;
 use crate::resources::NativeSlot;
 use crate::{Died, Frame, Halt, Lazy};
 use model::vocab::{
@@ -75,6 +76,12 @@ impl InternalCallbackScope {
             return Ok(scope);
         }
         if can_be_lazy(&env.async_hooks.fields) {
+            let resource = match resource {
+                NativeSlot::Global(id) if env.is(Mutant::GlobalReadAtOpen) => {
+                    NativeSlot::Local(NativeSlot::Global(id).read(&env.reset_globals))
+                }
+                other => other,
+            };
             env.async_hooks.link_lazy_scope(
                 async_context.async_id,
                 async_context.trigger_async_id,
@@ -120,7 +127,11 @@ impl Lazy {
         if !scope.failed && use_trampoline {
             scope.trampoline = Some(Trampoline { resource: view });
             self.async_hooks.cost.crossings += 1;
-            let index = self.async_hooks.depth() - 1;
+            let index = if self.is(Mutant::TrampolineIndexByStackLength) {
+                self.async_hooks.fields.k_stack_length as usize - 1
+            } else {
+                self.async_hooks.depth() - 1
+            };
             self.async_hooks
                 .js_execution_async_resources
                 .set(index, Some(view));
@@ -173,7 +184,11 @@ impl Lazy {
             self.async_wrap_emit_after(async_id);
         }
         if scope.pushed_ids {
-            self.async_hooks.pop_async_context(async_id)?;
+            if scope.lazy && self.is(Mutant::LazyCloseRestoresOwn) {
+                self.restore_own_pair(async_id)?;
+            } else {
+                self.async_hooks.pop_async_context(async_id)?;
+            }
         }
         if scope.failed {
             return Ok(());
@@ -183,7 +198,8 @@ impl Lazy {
         }
         // The microtask checkpoint runs here when no tick is scheduled; the
         // model has no microtasks.
-        if self.async_hooks.fields.k_totals != 0 {
+        let skip_check = scope.lazy && self.is(Mutant::OutermostCheckSkippedWhenLazy);
+        if self.async_hooks.fields.k_totals != 0 && !skip_check {
             let ids = &self.async_hooks.async_id_fields;
             if ids.k_execution_async_id != 0 {
                 return Err(Died(Observation::CheckFailed(
@@ -201,5 +217,23 @@ impl Lazy {
         }
         self.async_hooks.cost.crossings += 1;
         self.process_ticks_and_rejections()
+    }
+
+    /// [`Mutant::LazyCloseRestoresOwn`]: the close a scope-local design
+    /// would write: check, then unlink the innermost lazy scope and restore
+    /// its pair, whatever entry is innermost.
+    fn restore_own_pair(&mut self, async_id: i64) -> Result<(), Died> {
+        let ah = &mut self.async_hooks;
+        if ah.fields.k_check > 0 && ah.async_id_fields.k_execution_async_id != async_id {
+            return Err(ah.fail_with_corrupted_async_stack(async_id));
+        }
+        if let Some(lazy) = ah.lazy_scopes.pop() {
+            ah.fields.k_lazy_scopes -= 1;
+            (
+                ah.async_id_fields.k_execution_async_id,
+                ah.async_id_fields.k_trigger_async_id,
+            ) = lazy.saved;
+        }
+        Ok(())
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::async_hooks::Top;
 use crate::hooks::HookKind;
+use crate::mutant::Mutant;
 use crate::{Died, Lazy};
 use model::vocab::{AsyncId, ResourceView};
 
@@ -17,11 +18,20 @@ impl Lazy {
         resource: Option<ResourceView>,
     ) -> Result<(), Died> {
         let ah = &mut self.async_hooks;
-        let depth = ah.depth();
+        let depth = if ah.mutant == Some(Mutant::ResourceIndexByStackLength) {
+            ah.fields.k_stack_length as usize
+        } else {
+            ah.depth()
+        };
         ah.js_execution_async_resources.set(depth, resource);
         ah.cost.resource_writes += 1;
         let offset = ah.fields.k_stack_length as usize;
-        if offset >= ah.stack_capacity_pairs {
+        let room_needed = if ah.mutant == Some(Mutant::FallbackByStackLength) {
+            offset
+        } else {
+            ah.depth()
+        };
+        if room_needed >= ah.stack_capacity_pairs {
             ah.cost.crossings += 1;
             return ah.push_async_context(async_id, trigger_async_id, None);
         }
@@ -44,30 +54,33 @@ impl Lazy {
     /// `execution_async_resources.pop()` as before.
     pub(crate) fn pop_async_context_js(&mut self, async_id: AsyncId) -> Result<bool, Died> {
         let ah = &mut self.async_hooks;
-        if ah.fields.k_stack_length == 0 && ah.fields.k_lazy_scopes == 0 {
+        let ignores_lazy = ah.mutant == Some(Mutant::JsPopIgnoresLazy);
+        if ah.fields.k_stack_length == 0 && (ah.fields.k_lazy_scopes == 0 || ignores_lazy) {
             return Ok(false);
         }
         if ah.fields.k_check > 0 && ah.async_id_fields.k_execution_async_id != async_id {
             ah.cost.crossings += 1;
             return ah.pop_async_context(async_id);
         }
-        if ah.fields.k_lazy_scopes != 0 {
+        if ah.fields.k_lazy_scopes != 0 && !ignores_lazy {
             ah.cost.crossings += 1;
             if ah.top() == Top::Lazy {
                 let index = ah.depth() - 1;
                 let lazy = ah.lazy_scopes.pop().expect("top() saw a lazy scope");
                 ah.fields.k_lazy_scopes -= 1;
                 ah.cost.chain_writes += 1;
-                let natives = &mut ah.native_execution_async_resources;
-                if natives.len() <= index {
-                    natives.resize(index + 1, None);
+                if ah.mutant != Some(Mutant::JsPopLazyForgetsResource) {
+                    let natives = &mut ah.native_execution_async_resources;
+                    if natives.len() <= index {
+                        natives.resize(index + 1, None);
+                    }
+                    natives[index] = Some(lazy.resource);
+                    ah.cost.resource_writes += 1;
                 }
-                natives[index] = Some(lazy.resource);
-                ah.cost.resource_writes += 1;
-                (
-                    ah.async_id_fields.k_execution_async_id,
-                    ah.async_id_fields.k_trigger_async_id,
-                ) = lazy.saved;
+                ah.async_id_fields.k_execution_async_id = lazy.saved.0;
+                if ah.mutant != Some(Mutant::LazyPopKeepsTrigger) {
+                    ah.async_id_fields.k_trigger_async_id = lazy.saved.1;
+                }
                 ah.js_execution_async_resources.pop();
                 ah.cost.resource_writes += 1;
                 return Ok(ah.depth() > 0);
@@ -139,6 +152,9 @@ impl Lazy {
     /// `hasAsyncIdStack()`, lazy-aware: `kStackLength > 0 || kLazyScopes > 0`.
     pub(crate) fn has_async_id_stack(&self) -> bool {
         let f = &self.async_hooks.fields;
+        if self.is(Mutant::HasAsyncIdStackIgnoresLazy) {
+            return f.k_stack_length > 0;
+        }
         f.k_stack_length > 0 || f.k_lazy_scopes > 0
     }
 
@@ -156,7 +172,16 @@ impl Lazy {
     pub(crate) fn execution_async_resource(&mut self) -> ResourceView {
         let ah = &mut self.async_hooks;
         ah.fields.k_uses_execution_async_resource = 1;
-        let stack_length = ah.depth();
+        if ah.mutant == Some(Mutant::ResourceIgnoresJsAbove) {
+            if let Some(lazy) = ah.lazy_scopes.last() {
+                return lazy.resource.read(&self.reset_globals);
+            }
+        }
+        let stack_length = if ah.mutant == Some(Mutant::ResourceIndexByStackLength) {
+            ah.fields.k_stack_length as usize
+        } else {
+            ah.depth()
+        };
         if stack_length == 0 {
             return ResourceView::TopLevel;
         }

@@ -14,6 +14,7 @@ pub mod callback_scope;
 pub mod exceptions;
 pub mod hooks;
 pub mod js;
+pub mod mutant;
 pub mod resources;
 pub mod ticks;
 
@@ -122,8 +123,15 @@ impl Lazy {
     /// opens `InternalCallbackScope(env, Object::New(), {1, 0}, kSkipAsyncHooks)`
     /// before any user code.
     pub fn new() -> Self {
+        Self::with_mutant(None)
+    }
+
+    /// The same, with a deliberate mistake switched on (`None` is [`Lazy::new`]).
+    pub fn with_mutant(mutant: Option<mutant::Mutant>) -> Self {
+        let mut async_hooks = AsyncHooks::new();
+        async_hooks.mutant = mutant;
         let mut env = Lazy {
-            async_hooks: AsyncHooks::new(),
+            async_hooks,
             hooks: Hooks::default(),
             ticks: TickQueue::default(),
             frames: Vec::new(),
@@ -153,6 +161,11 @@ impl Lazy {
         };
         env.frames.push(Frame::Native(main));
         env
+    }
+
+    /// Whether mutant `m` is switched on.
+    pub fn is(&self, m: mutant::Mutant) -> bool {
+        self.async_hooks.mutant == Some(m)
     }
 
     /// JS can run: some native scope is open and the environment is not stopping.

@@ -27,6 +27,9 @@ pub struct CheckArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Compare observations only, without the refinement check after each op.
+    #[arg(long)]
+    pub no_refinement: bool,
 }
 
 /// Save `cx` as `DIR/seed-SEED.trace`; the path.
@@ -66,6 +69,8 @@ pub fn execute(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         cases: args.cases,
         seed: args.seed,
         max_len: args.max_len,
+        mutant: None,
+        refinement: !args.no_refinement,
     };
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod error;
+pub mod explore;
 pub mod input;
 pub mod replay;
 pub mod run;
@@ -52,6 +53,9 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Run a trace on both sides, side by side, and mark the first divergence.
     Replay(replay::ReplayArgs),
+    /// Bounded exhaustive exploration (stateright, breadth first) of the lazy
+    /// implementation against the eager model.
+    Explore(explore::ExploreArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and return the exit code.
@@ -63,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::execute(args, &mut out),
         Command::Check(args) => check::execute(args, &mut out),
         Command::Replay(args) => replay::execute(args, &mut out),
+        Command::Explore(args) => explore::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);
     match result.and(flushed) {

@@ -1,0 +1,288 @@
+//! The refinement check: an abstraction function from the lazy state to the
+//! eager one. Each lazy scope is put back where eager Node would have pushed
+//! it: above the `stack_position` stack entries below it, its saved pair as
+//! the stack entry and its resource in the native array. After every op the
+//! abstraction of the lazy state must equal the eager state (minus the cost
+//! counters and the id stack's spare capacity), which catches a divergence
+//! before it becomes observable. `docs/refinement.md` gives the argument.
+
+use lazy::Lazy;
+use model::vocab::{
+    AsyncContext, AsyncId, HookCallbacks, HookId, ResourceId, ResourceView, ScopeKind,
+};
+use model::Eager;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A native resource pointer, side-independent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Slot {
+    /// `Local<Object>*` to this object.
+    Local(ResourceView),
+    /// `Global<Object>*` to this object.
+    Global(ResourceId),
+}
+
+/// A frame of the call stack, side-independent.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AbstractFrame {
+    /// An open native scope.
+    Native {
+        /// How it was opened.
+        kind: ScopeKind,
+        /// Its ids.
+        context: AsyncContext,
+        /// Its resource.
+        resource: Slot,
+        /// kSkipAsyncHooks.
+        skip_hooks: bool,
+        /// kSkipTaskQueues.
+        skip_task_queues: bool,
+        /// MarkAsFailed was called.
+        failed: bool,
+        /// It entered its context (pushed or linked).
+        pushed_ids: bool,
+        /// The MakeCallback trampoline runs around it (its resource).
+        trampoline: Option<ResourceView>,
+    },
+    /// Inside runInAsyncScope.
+    RunInAsyncScope(AsyncId),
+    /// Inside defaultTriggerAsyncIdScope (the old default).
+    DefaultTriggerScope(AsyncId),
+}
+
+/// Eager Node's state, as both sides can be mapped to it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Abstract {
+    /// kInit, kBefore, kAfter, kDestroy, kPromiseResolve, kTotals, kCheck,
+    /// kUsesExecutionAsyncResource.
+    pub counts: [u32; 8],
+    /// Execution, trigger, counter, default trigger.
+    pub ids: [AsyncId; 4],
+    /// The eager stack: the saved pair of every entry, outermost first.
+    pub stack: Vec<(AsyncId, AsyncId)>,
+    /// `native_execution_async_resources_`, trailing empties dropped.
+    pub native: Vec<Option<Slot>>,
+    /// `execution_async_resources`.
+    pub js: Vec<Option<ResourceView>>,
+    /// The call stack.
+    pub frames: Vec<AbstractFrame>,
+    /// Hooks created; hooks active in order; the trampoline installed.
+    pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
+    /// Queued ticks (id, trigger, query) and kHasTickScheduled.
+    pub ticks: (Vec<(AsyncId, AsyncId, bool)>, bool),
+    /// Open native scopes.
+    pub depth: u32,
+    /// Reset Globals, stopping, destroy queue, exited.
+    pub env: (BTreeSet<ResourceId>, bool, Vec<AsyncId>, bool),
+}
+
+fn trim(mut v: Vec<Option<Slot>>) -> Vec<Option<Slot>> {
+    while v.last() == Some(&None) {
+        v.pop();
+    }
+    v
+}
+
+fn eager_slot(s: &model::eager::resources::NativeSlot) -> Slot {
+    match s {
+        model::eager::resources::NativeSlot::Local(v) => Slot::Local(*v),
+        model::eager::resources::NativeSlot::Global(r) => Slot::Global(*r),
+    }
+}
+
+fn lazy_slot(s: &lazy::resources::NativeSlot) -> Slot {
+    match s {
+        lazy::resources::NativeSlot::Local(v) => Slot::Local(*v),
+        lazy::resources::NativeSlot::Global(r) => Slot::Global(*r),
+    }
+}
+
+/// The eager state itself, in the common shape.
+pub fn abstract_eager(e: &Eager) -> Abstract {
+    let ah = &e.async_hooks;
+    let f = &ah.fields;
+    let len = f.k_stack_length as usize;
+    Abstract {
+        counts: [
+            f.k_init,
+            f.k_before,
+            f.k_after,
+            f.k_destroy,
+            f.k_promise_resolve,
+            f.k_totals,
+            f.k_check,
+            f.k_uses_execution_async_resource,
+        ],
+        ids: [
+            ah.async_id_fields.k_execution_async_id,
+            ah.async_id_fields.k_trigger_async_id,
+            ah.async_id_fields.k_async_id_counter,
+            ah.async_id_fields.k_default_trigger_async_id,
+        ],
+        stack: ah.async_ids_stack[..len].to_vec(),
+        native: trim(
+            ah.native_execution_async_resources
+                .iter()
+                .map(|s| s.as_ref().map(eager_slot))
+                .collect(),
+        ),
+        js: (0..ah.js_execution_async_resources.len())
+            .map(|i| ah.js_execution_async_resources.get(i))
+            .collect(),
+        frames: e
+            .frames
+            .iter()
+            .map(|fr| match fr {
+                model::eager::Frame::Native(s) => AbstractFrame::Native {
+                    kind: s.kind,
+                    context: s.async_context,
+                    resource: eager_slot(&s.resource),
+                    skip_hooks: s.skip_hooks,
+                    skip_task_queues: s.skip_task_queues,
+                    failed: s.failed,
+                    pushed_ids: s.pushed_ids,
+                    trampoline: s.trampoline.map(|t| t.resource),
+                },
+                model::eager::Frame::RunInAsyncScope { async_id } => {
+                    AbstractFrame::RunInAsyncScope(*async_id)
+                }
+                model::eager::Frame::DefaultTriggerScope {
+                    old_default_trigger_async_id,
+                } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
+            })
+            .collect(),
+        hooks: (
+            e.hooks.created.clone(),
+            e.hooks.active.clone(),
+            e.hooks.trampoline_installed,
+        ),
+        ticks: (
+            e.ticks
+                .queue
+                .iter()
+                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
+                .collect(),
+            e.ticks.has_tick_scheduled,
+        ),
+        depth: e.async_callback_scope_depth,
+        env: (
+            e.reset_globals.clone(),
+            e.is_stopping,
+            e.destroy_async_id_list.clone(),
+            e.exited,
+        ),
+    }
+}
+
+/// The abstraction function: the eager state the lazy state stands for.
+pub fn abstract_lazy(l: &Lazy) -> Abstract {
+    let ah = &l.async_hooks;
+    let f = &ah.fields;
+    let len = f.k_stack_length as usize;
+    // Merge: the lazy scopes linked at stack position p sit above the p-th
+    // stack entry, in chain order.
+    let mut stack = Vec::with_capacity(ah.depth());
+    let mut native: Vec<Option<Slot>> = ah
+        .native_execution_async_resources
+        .iter()
+        .map(|s| s.as_ref().map(lazy_slot))
+        .collect();
+    let mut chain = ah.lazy_scopes.iter().peekable();
+    for position in 0..=len {
+        while let Some(link) = chain.next_if(|link| link.stack_position as usize == position) {
+            let index = stack.len();
+            if native.len() <= index {
+                native.resize(index + 1, None);
+            }
+            native[index] = Some(lazy_slot(&link.resource));
+            stack.push(link.saved);
+        }
+        if position < len {
+            stack.push(ah.async_ids_stack[position]);
+        }
+    }
+    Abstract {
+        counts: [
+            f.k_init,
+            f.k_before,
+            f.k_after,
+            f.k_destroy,
+            f.k_promise_resolve,
+            f.k_totals,
+            f.k_check,
+            f.k_uses_execution_async_resource,
+        ],
+        ids: [
+            ah.async_id_fields.k_execution_async_id,
+            ah.async_id_fields.k_trigger_async_id,
+            ah.async_id_fields.k_async_id_counter,
+            ah.async_id_fields.k_default_trigger_async_id,
+        ],
+        stack,
+        native: trim(native),
+        js: ah.js_execution_async_resources.items().to_vec(),
+        frames: l
+            .frames
+            .iter()
+            .map(|fr| match fr {
+                lazy::Frame::Native(s) => AbstractFrame::Native {
+                    kind: s.kind,
+                    context: s.async_context,
+                    resource: lazy_slot(&s.resource),
+                    skip_hooks: s.skip_hooks,
+                    skip_task_queues: s.skip_task_queues,
+                    failed: s.failed,
+                    pushed_ids: s.pushed_ids,
+                    trampoline: s.trampoline.map(|t| t.resource),
+                },
+                lazy::Frame::RunInAsyncScope { async_id } => {
+                    AbstractFrame::RunInAsyncScope(*async_id)
+                }
+                lazy::Frame::DefaultTriggerScope {
+                    old_default_trigger_async_id,
+                } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
+            })
+            .collect(),
+        hooks: (
+            l.hooks.created.clone(),
+            l.hooks.active.clone(),
+            l.hooks.trampoline_installed,
+        ),
+        ticks: (
+            l.ticks
+                .queue
+                .iter()
+                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
+                .collect(),
+            l.ticks.has_tick_scheduled,
+        ),
+        depth: l.async_callback_scope_depth,
+        env: (
+            l.reset_globals.clone(),
+            l.is_stopping,
+            l.destroy_async_id_list.clone(),
+            l.exited,
+        ),
+    }
+}
+
+/// The first field where the two abstract states differ, by name.
+pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
+    macro_rules! cmp {
+        ($($f:ident),*) => {
+            $(if e.$f != l.$f {
+                return Some(format!("{}: eager {:?}, lazy (abstracted) {:?}", stringify!($f), e.$f, l.$f));
+            })*
+        };
+    }
+    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, depth, env);
+    None
+}
+
+/// Check the refinement relation for a pair of states.
+pub fn check(e: &Eager, l: &Lazy) -> Result<(), String> {
+    match first_difference(&abstract_eager(e), &abstract_lazy(l)) {
+        None => Ok(()),
+        Some(d) => Err(d),
+    }
+}
