@@ -40,7 +40,11 @@ fn run(name: &str, text: &str) -> Verdict {
 
 fn assert_equal(name: &str, text: &str) -> Verdict {
     let v = run(name, text);
-    assert!(v.is_equal(), "{name}: {v}\ntrace as run:\n{}", trace::print(&v.ops));
+    assert!(
+        v.is_equal(),
+        "{name}: {v}\ntrace as run:\n{}",
+        trace::print(&v.ops)
+    );
     v
 }
 
@@ -132,4 +136,48 @@ fn node_test_emit_after_on_destroyed() {
         last_observation(&v),
         "Error: async hook stack has become corrupted (actual: 1, expected: 3); exit 1"
     );
+}
+
+/// A large random batch, for exploring: `SCOPECHECK_CONFORM_CASES=500
+/// SCOPECHECK_CONFORM_SEED=1 cargo test --test conform -- --ignored --nocapture`.
+/// Prints the summary; fails on a mismatch no documented one explains.
+#[test]
+#[ignore]
+fn explore_random() {
+    let cases = std::env::var("SCOPECHECK_CONFORM_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    let seed = std::env::var("SCOPECHECK_CONFORM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let keep = std::env::var_os("SCOPECHECK_CONFORM_KEEP");
+    let summary = harness().conform_random(cases, seed, keep.as_deref().map(Path::new));
+    println!("{summary}");
+    assert!(summary.errors.is_empty());
+    assert_eq!(summary.unknown_mismatches().count(), 0);
+}
+
+/// Run one trace file and print the verdict, for exploring:
+/// `SCOPECHECK_CONFORM_TRACE=path cargo test --test conform explore_trace -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn explore_trace() {
+    let Some(path) = std::env::var_os("SCOPECHECK_CONFORM_TRACE") else {
+        panic!("set SCOPECHECK_CONFORM_TRACE to a trace file");
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let keep = std::env::var_os("SCOPECHECK_CONFORM_KEEP");
+    let v = harness()
+        .conform_trace(&ops(&text), keep.as_deref().map(Path::new))
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!("{v}");
+    for (op, obs) in v.ops.iter().zip(&v.model) {
+        println!("{op}");
+        for o in obs {
+            println!("  => {o}");
+        }
+    }
+    println!("node end: {}; epilogue: {:?}", v.end, v.epilogue);
 }

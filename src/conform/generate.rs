@@ -12,8 +12,8 @@
 use super::translate::Checker;
 use model::eager::Frame;
 use model::vocab::{
-    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op, ResourceId, Runtime,
-    ScopeFlags, ScopeKind,
+    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op,
+    ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
 
@@ -131,29 +131,58 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State) -> Op {
     let deep = st.deep && stack_length < 20;
     // (weight, kind)
     let table: [(u64, u8); 24] = [
-        (if st.hooks < 3 { 4 } else { 0 }, 0),                    // create-hook
-        (if st.hooks > 0 { 6 } else { 0 }, 1),                    // enable-hook
-        (if st.hooks > 0 { 2 } else { 0 }, 2),                    // disable-hook
-        (if deep { 14 } else { 8 }, 3),                           // callback-scope
-        (if deep { 6 } else { 6 }, 4),                            // make-callback
-        (if native_inner && depth > 1 { if deep { 2 } else { 9 } } else { 0 }, 5), // close
-        (5, 6),                                                   // run-in-async-scope
-        (if matches!(innermost, Some(Frame::RunInAsyncScope { .. })) { if deep { 2 } else { 7 } } else { 0 }, 7),
-        (3, 8),                                                   // default-trigger-scope
-        (if matches!(innermost, Some(Frame::DefaultTriggerScope { .. })) { 6 } else { 0 }, 9),
-        (4, 10),                                                  // emit-init
-        (if deep { 16 } else { 6 }, 11),                          // emit-before
-        (if deep { 2 } else { 6 }, 12),                           // emit-after
-        (2, 13),                                                  // emit-destroy
-        (5, 14),                                                  // next-tick
-        (3, 15),                                                  // tick-callback
-        (4, 16),                                                  // execution-async-id
-        (3, 17),                                                  // trigger-async-id
-        (6, 18),                                                  // execution-async-resource
-        (2, 19),                                                  // default-trigger-async-id
-        (5, 20),                                                  // new-async-id
-        (if native_inner { 2 } else { 0 }, 21),                   // uncaught-exception
-        (2, 22),                                                  // clear-async-id-stack
+        (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
+        (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
+        (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
+        (if deep { 14 } else { 8 }, 3),        // callback-scope
+        (if deep { 6 } else { 6 }, 4),         // make-callback
+        (
+            if native_inner && depth > 1 {
+                if deep {
+                    2
+                } else {
+                    9
+                }
+            } else {
+                0
+            },
+            5,
+        ), // close
+        (5, 6),                                // run-in-async-scope
+        (
+            if matches!(innermost, Some(Frame::RunInAsyncScope { .. })) {
+                if deep {
+                    2
+                } else {
+                    7
+                }
+            } else {
+                0
+            },
+            7,
+        ),
+        (3, 8), // default-trigger-scope
+        (
+            if matches!(innermost, Some(Frame::DefaultTriggerScope { .. })) {
+                6
+            } else {
+                0
+            },
+            9,
+        ),
+        (4, 10),                                // emit-init
+        (if deep { 16 } else { 6 }, 11),        // emit-before
+        (if deep { 2 } else { 6 }, 12),         // emit-after
+        (2, 13),                                // emit-destroy
+        (5, 14),                                // next-tick
+        (3, 15),                                // tick-callback
+        (4, 16),                                // execution-async-id
+        (3, 17),                                // trigger-async-id
+        (6, 18),                                // execution-async-resource
+        (2, 19),                                // default-trigger-async-id
+        (5, 20),                                // new-async-id
+        (if native_inner { 2 } else { 0 }, 21), // uncaught-exception
+        (2, 22),                                // clear-async-id-stack
         (0, 23),
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
@@ -207,16 +236,28 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State) -> Op {
             async_id: st.pick_id(rng, env),
             type_name: ["event1", "event2", "RESOURCE", "Tock"][rng.below(4) as usize].to_string(),
             trigger_async_id: st.pick_trigger(rng, env),
-            resource: if rng.chance(75) { Some(resource(rng)) } else { None },
+            resource: if rng.chance(75) {
+                Some(resource(rng))
+            } else {
+                None
+            },
         },
         11 => Op::EmitBefore {
             async_id: st.pick_id(rng, env),
             trigger_async_id: st.pick_trigger(rng, env),
-            resource: if rng.chance(70) { Some(resource(rng)) } else { None },
+            resource: if rng.chance(70) {
+                Some(resource(rng))
+            } else {
+                None
+            },
         },
         12 => Op::EmitAfter {
             // Right (the current id) most of the time, wrong otherwise.
-            async_id: if rng.chance(70) { current } else { st.pick_id(rng, env) },
+            async_id: if rng.chance(70) {
+                current
+            } else {
+                st.pick_id(rng, env)
+            },
         },
         13 => Op::EmitDestroy {
             async_id: st.pick_id(rng, env),
@@ -290,7 +331,9 @@ pub fn generate(seed: u64, max_ops: usize) -> Vec<Op> {
                     }
                 }
             }
-            Op::NextTick { .. } => st.ids.push(e2.async_hooks.async_id_fields.k_async_id_counter),
+            Op::NextTick { .. } => st
+                .ids
+                .push(e2.async_hooks.async_id_fields.k_async_id_counter),
             Op::EmitInit { async_id, .. } => {
                 if !st.ids.contains(async_id) {
                     st.ids.push(*async_id);

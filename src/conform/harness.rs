@@ -13,7 +13,8 @@ pub const ADDON_CC: &str = include_str!("../../tests/conformance/addon.cc");
 
 /// What to install when a tool is missing.
 const INSTALL_NODE: &str = "install Node.js v20 with its C++ headers (the Debian `nodejs` package from NodeSource ships /usr/bin/node and /usr/include/node), or point SCOPECHECK_NODE at a node binary";
-const INSTALL_GXX: &str = "install a C++ compiler: `apt-get install g++` (or point SCOPECHECK_CXX at one)";
+const INSTALL_GXX: &str =
+    "install a C++ compiler: `apt-get install g++` (or point SCOPECHECK_CXX at one)";
 
 /// How long one program may run before it is killed.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(20);
@@ -101,16 +102,16 @@ impl Harness {
     pub fn new(dir: &Path) -> Result<Harness, ConformError> {
         let node = tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?;
         let cxx = tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)?;
-        let version = Command::new(&node)
-            .arg("--version")
-            .output()
-            .map_err(|e| ConformError::MissingTool {
+        let version = Command::new(&node).arg("--version").output().map_err(|e| {
+            ConformError::MissingTool {
                 tool: "node".to_string(),
                 hint: format!("{} does not run ({e}); {INSTALL_NODE}", node.display()),
-            })?;
+            }
+        })?;
         let node_version = String::from_utf8_lossy(&version.stdout).trim().to_string();
         let headers = header_dir(&node)?;
-        std::fs::create_dir_all(dir).map_err(|e| io_err(&format!("create {}", dir.display()), e))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io_err(&format!("create {}", dir.display()), e))?;
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ADDON_CC.hash(&mut h);
         node_version.hash(&mut h);
@@ -121,7 +122,8 @@ impl Harness {
             build_addon(&cxx, &headers, dir, &addon)?;
         }
         let work_dir = dir.join("runs");
-        std::fs::create_dir_all(&work_dir).map_err(|e| io_err(&format!("create {}", work_dir.display()), e))?;
+        std::fs::create_dir_all(&work_dir)
+            .map_err(|e| io_err(&format!("create {}", work_dir.display()), e))?;
         Ok(Harness {
             node,
             node_version,
@@ -133,7 +135,8 @@ impl Harness {
     /// The harness `conform_trace` uses: built once per process, in
     /// `$SCOPECHECK_CONFORM_DIR` or else `<temp dir>/scopecheck-conform`.
     pub fn shared() -> Result<&'static Harness, ConformError> {
-        static SHARED: std::sync::OnceLock<Result<Harness, ConformError>> = std::sync::OnceLock::new();
+        static SHARED: std::sync::OnceLock<Result<Harness, ConformError>> =
+            std::sync::OnceLock::new();
         SHARED
             .get_or_init(|| {
                 let dir = std::env::var_os("SCOPECHECK_CONFORM_DIR")
@@ -148,18 +151,26 @@ impl Harness {
     /// Run `source` with node (`--no-deprecation --expose-internals` and
     /// `args`). The program is written to `keep` when given (and left
     /// there), else to a file in the work dir that is removed afterwards.
-    pub fn run(&self, source: &str, args: &[String], keep: Option<&Path>) -> Result<NodeRun, ConformError> {
+    pub fn run(
+        &self,
+        source: &str,
+        args: &[String],
+        keep: Option<&Path>,
+    ) -> Result<NodeRun, ConformError> {
         let path = match keep {
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| io_err(&format!("create {}", dir.display()), e))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| io_err(&format!("create {}", dir.display()), e))?;
                 dir.join("program.js")
             }
             None => {
                 let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-                self.work_dir.join(format!("p{}-{n}.js", std::process::id()))
+                self.work_dir
+                    .join(format!("p{}-{n}.js", std::process::id()))
             }
         };
-        std::fs::write(&path, source).map_err(|e| io_err(&format!("write {}", path.display()), e))?;
+        std::fs::write(&path, source)
+            .map_err(|e| io_err(&format!("write {}", path.display()), e))?;
         let result = self.run_file(&path, args);
         if keep.is_none() {
             let _ = std::fs::remove_file(&path);
@@ -233,7 +244,8 @@ fn build_addon(cxx: &Path, headers: &Path, dir: &Path, target: &Path) -> Result<
     let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
     let source = dir.join(format!("addon-{}-{n}.cc", std::process::id()));
     let tmp = dir.join(format!("addon-{}-{n}.node.tmp", std::process::id()));
-    std::fs::write(&source, ADDON_CC).map_err(|e| io_err(&format!("write {}", source.display()), e))?;
+    std::fs::write(&source, ADDON_CC)
+        .map_err(|e| io_err(&format!("write {}", source.display()), e))?;
     let output = Command::new(cxx)
         .args(["-shared", "-fPIC", "-std=c++17", "-O1", "-w"])
         .arg(format!("-I{}", headers.display()))

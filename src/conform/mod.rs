@@ -62,7 +62,9 @@ pub enum ConformError {
 impl fmt::Display for ConformError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConformError::MissingTool { tool, hint } => write!(f, "conformance needs `{tool}`: {hint}"),
+            ConformError::MissingTool { tool, hint } => {
+                write!(f, "conformance needs `{tool}`: {hint}")
+            }
             ConformError::Build(e) => write!(f, "building the conformance addon failed: {e}"),
             ConformError::Io(e) => write!(f, "conformance I/O: {e}"),
             ConformError::ModelRejected { index, op, error } => {
@@ -130,9 +132,12 @@ pub struct Verdict {
     pub model: Vec<Vec<Observation>>,
     /// The first difference, if any.
     pub mismatch: Option<Mismatch>,
-    /// The documented mismatch (docs/conformance.md) this one is an
-    /// instance of, by its id in [`known::KNOWN`].
+    /// The documented mismatch (docs/conformance.md) the first difference
+    /// is an instance of, by its id in [`known::KNOWN`].
     pub known: Option<&'static str>,
+    /// The first difference that no documented mismatch explains: the
+    /// comparison goes on past documented ones.
+    pub unexplained: Option<Mismatch>,
     /// What node did after the main script's scope closed (the event loop:
     /// destroy hooks, immediates): shown, not compared.
     pub epilogue: Vec<String>,
@@ -140,12 +145,19 @@ pub struct Verdict {
     pub end: String,
     /// `(model id, node id)` for each id Node handed out that the trace saw.
     pub renamed: Vec<(AsyncId, AsyncId)>,
+    /// The deepest the id stack got (the model's `kStackLength`).
+    pub max_stack_length: u32,
 }
 
 impl Verdict {
     /// The two sides agree.
     pub fn is_equal(&self) -> bool {
         self.mismatch.is_none()
+    }
+
+    /// Every difference is a documented one.
+    pub fn is_explained(&self) -> bool {
+        self.unexplained.is_none()
     }
 }
 
@@ -158,13 +170,26 @@ impl fmt::Display for Verdict {
                 if let Some(k) = self.known {
                     writeln!(f, "  (documented: {k}, docs/conformance.md)")?;
                 }
+                if let Some(u) = &self.unexplained {
+                    if Some(u) != self.mismatch.as_ref() {
+                        write!(f, "and, not documented, at {u}")?;
+                    }
+                }
             }
         }
         if self.ops.len() > self.given {
-            writeln!(f, "  ({} closes appended for frames the trace left open)", self.ops.len() - self.given)?;
+            writeln!(
+                f,
+                "  ({} closes appended for frames the trace left open)",
+                self.ops.len() - self.given
+            )?;
         }
         if self.cut > 0 {
-            writeln!(f, "  ({} ops after the process ended were dropped)", self.cut)?;
+            writeln!(
+                f,
+                "  ({} ops after the process ended were dropped)",
+                self.cut
+            )?;
         }
         Ok(())
     }
@@ -177,6 +202,7 @@ struct ModelRun {
     cut: usize,
     observations: Vec<Vec<Observation>>,
     assigned: Vec<Option<AsyncId>>,
+    max_stack_length: u32,
 }
 
 fn closing_op(frame: &model::eager::Frame) -> Op {
@@ -187,13 +213,17 @@ fn closing_op(frame: &model::eager::Frame) -> Op {
     }
 }
 
-fn apply_model(env: &mut Eager, index: usize, op: &Op) -> Result<(Vec<Observation>, Option<AsyncId>), ConformError> {
+fn apply_model(
+    env: &mut Eager,
+    index: usize,
+    op: &Op,
+) -> Result<(Vec<Observation>, Option<AsyncId>), ConformError> {
     let obs = env.apply(op).map_err(|e| ConformError::ModelRejected {
         index,
         op: op.to_string(),
         error: match e {
             OpError::Impossible(why) => why,
-            OpError::Exited => "the process has exited".to_string(),
+            other => other.to_string(),
         },
     })?;
     let assigned = match op {
@@ -215,12 +245,16 @@ fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
         cut: 0,
         observations: Vec::new(),
         assigned: Vec::new(),
+        max_stack_length: env.async_hooks.fields.k_stack_length,
     };
     for (i, op) in input.iter().enumerate() {
         let (obs, assigned) = apply_model(&mut env, i, op)?;
         run.ops.push(op.clone());
         run.observations.push(obs);
         run.assigned.push(assigned);
+        run.max_stack_length = run
+            .max_stack_length
+            .max(env.async_hooks.fields.k_stack_length);
         if env.exited {
             run.cut = input.len() - i - 1;
             break;
@@ -228,7 +262,9 @@ fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
     }
     run.given = run.ops.len();
     while !env.exited {
-        let Some(frame) = env.frames.last() else { break };
+        let Some(frame) = env.frames.last() else {
+            break;
+        };
         let op = closing_op(frame);
         let (obs, assigned) = apply_model(&mut env, run.ops.len(), &op)?;
         run.ops.push(op);
@@ -238,9 +274,16 @@ fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
     Ok(run)
 }
 
-fn compare(ops: &[Op], model: &[Vec<Observation>], starts: &[usize], node: &observe::NodeOutput) -> Option<Mismatch> {
+/// Every group where the two sides differ, in order.
+fn compare(
+    ops: &[Op],
+    model: &[Vec<Observation>],
+    starts: &[usize],
+    node: &observe::NodeOutput,
+) -> Vec<Mismatch> {
+    let mut found = Vec::new();
     if !node.before_first.is_empty() {
-        return Some(Mismatch {
+        found.push(Mismatch {
             ops: 0..0,
             text: Vec::new(),
             model: Vec::new(),
@@ -257,7 +300,7 @@ fn compare(ops: &[Op], model: &[Vec<Observation>], starts: &[usize], node: &obse
             .collect();
         let seen = node.groups.get(&start).cloned().unwrap_or_default();
         if expected != seen {
-            return Some(Mismatch {
+            found.push(Mismatch {
                 ops: start..end,
                 text: ops[start..end].iter().map(|o| o.to_string()).collect(),
                 model: model[start..end].iter().flatten().cloned().collect(),
@@ -265,23 +308,24 @@ fn compare(ops: &[Op], model: &[Vec<Observation>], starts: &[usize], node: &obse
             });
         }
     }
-    // Markers of ops the translation did not mark would be a harness bug.
-    if let Some((&op, obs)) = node.groups.iter().find(|(op, _)| !starts.contains(op)) {
-        return Some(Mismatch {
+    // A marker of an op the translation did not mark would be a harness bug.
+    for (&op, obs) in node.groups.iter().filter(|(op, _)| !starts.contains(op)) {
+        found.push(Mismatch {
             ops: op..op + 1,
             text: vec![format!("(unexpected marker {op})")],
             model: Vec::new(),
             node: obs.clone(),
         });
     }
-    None
+    found
 }
 
 impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
         let run = run_model(ops)?;
-        let program = translate::translate(&run.ops, &run.assigned, &self.addon).map_err(ConformError::Unsupported)?;
+        let program = translate::translate(&run.ops, &run.assigned, &self.addon)
+            .map_err(ConformError::Unsupported)?;
         let node_run = self.run(&program.source, &program.node_args, keep)?;
         let output = observe::read(&node_run);
         if let Some(dir) = keep {
@@ -291,7 +335,8 @@ impl Harness {
                 ("stderr.txt", node_run.stderr.clone()),
             ];
             for (name, text) in files {
-                std::fs::write(dir.join(name), text).map_err(|e| ConformError::Io(format!("write {name}: {e}")))?;
+                std::fs::write(dir.join(name), text)
+                    .map_err(|e| ConformError::Io(format!("write {name}: {e}")))?;
             }
         }
         if !output.started {
@@ -300,8 +345,15 @@ impl Harness {
                 output.end, node_run.stderr
             )));
         }
-        let mismatch = compare(&run.ops, &run.observations, &program.group_starts, &output);
-        let known = mismatch.as_ref().and_then(|m| known::classify(&run.ops, m));
+        let mismatches = compare(&run.ops, &run.observations, &program.group_starts, &output);
+        let known = mismatches
+            .first()
+            .and_then(|m| known::classify(&run.ops, m));
+        let unexplained = mismatches
+            .iter()
+            .find(|m| known::classify(&run.ops, m).is_none())
+            .cloned();
+        let mismatch = mismatches.into_iter().next();
         let verdict = Verdict {
             ops: run.ops,
             given: run.given,
@@ -309,9 +361,11 @@ impl Harness {
             model: run.observations,
             mismatch,
             known,
+            unexplained,
             epilogue: output.epilogue,
             end: output.end,
             renamed: output.renamed,
+            max_stack_length: run.max_stack_length,
         };
         if let Some(dir) = keep {
             std::fs::write(dir.join("verdict.txt"), verdict.to_string())
@@ -330,11 +384,18 @@ impl Harness {
         let traces: Vec<(usize, u64, Vec<Op>)> = (0..cases)
             .map(|case| {
                 let case_seed = generate::case_seed(seed, case as u64);
-                (case, case_seed, generate::generate(case_seed, generate::DEFAULT_MAX_OPS))
+                (
+                    case,
+                    case_seed,
+                    generate::generate(case_seed, generate::DEFAULT_MAX_OPS),
+                )
             })
             .collect();
-        let workers = std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(1, 8);
-        let mut results: Vec<(usize, u64, Vec<Op>, Result<Verdict, ConformError>)> = Vec::with_capacity(cases);
+        let workers = std::thread::available_parallelism()
+            .map_or(4, |n| n.get())
+            .clamp(1, 8);
+        let mut results: Vec<(usize, u64, Vec<Op>, Result<Verdict, ConformError>)> =
+            Vec::with_capacity(cases);
         std::thread::scope(|scope| {
             let chunks: Vec<&[(usize, u64, Vec<Op>)]> =
                 traces.chunks(cases.div_ceil(workers).max(1)).collect();
@@ -356,7 +417,9 @@ impl Harness {
             for h in handles {
                 match h.join() {
                     Ok(mut r) => results.append(&mut r),
-                    Err(_) => summary.errors.push((usize::MAX, "a worker thread panicked".to_string())),
+                    Err(_) => summary
+                        .errors
+                        .push((usize::MAX, "a worker thread panicked".to_string())),
                 }
             }
         });
@@ -367,6 +430,10 @@ impl Harness {
                     for op in &v.ops {
                         *summary.exercised.entry(op.kind()).or_default() += 1;
                     }
+                    summary.deepest = summary.deepest.max(v.max_stack_length);
+                    if v.max_stack_length as usize > model::eager::id_stack::INITIAL_STACK_PAIRS {
+                        summary.past_initial_stack += 1;
+                    }
                     match v.mismatch {
                         None => summary.equal += 1,
                         Some(m) => summary.mismatches.push(CaseMismatch {
@@ -375,10 +442,13 @@ impl Harness {
                             trace: trace::print(&v.ops),
                             mismatch: m,
                             known: v.known,
+                            unexplained: v.unexplained,
                         }),
                     }
                 }
-                Err(e) => summary.errors.push((case, format!("{e}\n{}", trace::print(&ops)))),
+                Err(e) => summary
+                    .errors
+                    .push((case, format!("{e}\n{}", trace::print(&ops)))),
             }
         }
         summary
@@ -407,8 +477,10 @@ pub struct CaseMismatch {
     pub trace: String,
     /// The first difference.
     pub mismatch: Mismatch,
-    /// The documented mismatch it is an instance of, if any.
+    /// The documented mismatch the first difference is an instance of, if any.
     pub known: Option<&'static str>,
+    /// The first difference no documented mismatch explains, if any.
+    pub unexplained: Option<Mismatch>,
 }
 
 /// The result of [`conform_random`].
@@ -426,12 +498,17 @@ pub struct Summary {
     pub errors: Vec<(usize, String)>,
     /// How many times each op kind ran, over the compared cases.
     pub exercised: BTreeMap<&'static str, usize>,
+    /// The deepest id stack of any compared case.
+    pub deepest: u32,
+    /// Compared cases whose id stack outgrew the 16 pairs JS starts with
+    /// (so that JS pushes went through `pushAsyncContext_` and the stack grew).
+    pub past_initial_stack: usize,
 }
 
 impl Summary {
-    /// Mismatches that no documented mismatch explains.
+    /// Cases with a difference that no documented mismatch explains.
     pub fn unknown_mismatches(&self) -> impl Iterator<Item = &CaseMismatch> {
-        self.mismatches.iter().filter(|m| m.known.is_none())
+        self.mismatches.iter().filter(|m| m.unexplained.is_some())
     }
 
     /// Op kinds of [`OP_KINDS`] that no compared case ran.
@@ -446,7 +523,11 @@ impl Summary {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let known = self.mismatches.iter().filter(|m| m.known.is_some()).count();
+        let known = self
+            .mismatches
+            .iter()
+            .filter(|m| m.unexplained.is_none())
+            .count();
         writeln!(
             f,
             "conformance: {} cases (seed {}): {} equal, {} mismatches ({} documented, {} new), {} errors",
@@ -458,7 +539,11 @@ impl fmt::Display for Summary {
             self.mismatches.len() - known,
             self.errors.len()
         )?;
-        let kinds: Vec<String> = self.exercised.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let kinds: Vec<String> = self
+            .exercised
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
         writeln!(f, "exercised: {}", kinds.join(", "))?;
         let missing = self.not_exercised();
         if !missing.is_empty() {
@@ -468,6 +553,11 @@ impl fmt::Display for Summary {
             write!(f, "case {} (seed {:#x}): {}", m.case, m.seed, m.mismatch)?;
             if let Some(k) = m.known {
                 writeln!(f, "  (documented: {k})")?;
+            }
+            if let Some(u) = &m.unexplained {
+                if u != &m.mismatch {
+                    write!(f, "  and, not documented, at {u}")?;
+                }
             }
             writeln!(f, "  trace:")?;
             for line in m.trace.lines() {

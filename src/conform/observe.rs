@@ -2,7 +2,9 @@
 //! ended, as [`Observation`]s in the model's numbering.
 
 use super::harness::NodeRun;
-use model::vocab::{AsyncId, FailedCheck, HookEvent, HookId, Observation, ResourceId, ResourceView};
+use model::vocab::{
+    AsyncId, FailedCheck, HookEvent, HookId, Observation, ResourceId, ResourceView,
+};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -97,7 +99,9 @@ impl Renamer {
             "tid" => Ok(Observation::TriggerAsyncId(self.id(v.get("v"))?)),
             "dtid" => Ok(Observation::DefaultTriggerAsyncId(self.id(v.get("v"))?)),
             "new" => Ok(Observation::NewAsyncId(self.id(v.get("v"))?)),
-            "ear" => Ok(Observation::ExecutionAsyncResource(self.resource(v.get("r"))?)),
+            "ear" => Ok(Observation::ExecutionAsyncResource(
+                self.resource(v.get("r"))?,
+            )),
             "tick" => Ok(Observation::Tick {
                 async_id: self.id(v.get("id"))?,
                 execution_async_id: self.id(v.get("e"))?,
@@ -118,7 +122,11 @@ impl Renamer {
                 let ev = v.get("ev").and_then(Value::as_str).unwrap_or("");
                 let event = match ev {
                     "init" => {
-                        let type_name = v.get("type").and_then(Value::as_str).unwrap_or("").to_string();
+                        let type_name = v
+                            .get("type")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
                         let resource = self.resource(v.get("r")).map_err(|e| {
                             format!("{hook}.init({async_id}, {type_name}, ..) with {e} in the hook")
                         })?;
@@ -158,9 +166,18 @@ fn corrupted(stderr: &str) -> Option<(AsyncId, AsyncId)> {
 /// The `CHECK`s of the vocabulary, by the assertion text v20 prints.
 const CHECKS: &[(&str, FailedCheck)] = &[
     ("(async_id) >= (-1)", FailedCheck::AsyncIdAtLeastMinusOne),
-    ("(trigger_async_id) >= (-1)", FailedCheck::TriggerAsyncIdAtLeastMinusOne),
-    ("(env_->execution_async_id()) == (0)", FailedCheck::ExecutionAsyncIdIsZero),
-    ("(env_->trigger_async_id()) == (0)", FailedCheck::TriggerAsyncIdIsZero),
+    (
+        "(trigger_async_id) >= (-1)",
+        FailedCheck::TriggerAsyncIdAtLeastMinusOne,
+    ),
+    (
+        "(env_->execution_async_id()) == (0)",
+        FailedCheck::ExecutionAsyncIdIsZero,
+    ),
+    (
+        "(env_->trigger_async_id()) == (0)",
+        FailedCheck::TriggerAsyncIdIsZero,
+    ),
 ];
 
 fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {

@@ -34,7 +34,11 @@ pub struct Unsupported {
 
 impl fmt::Display for Unsupported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "op {} `{}` cannot run on node: {}", self.index, self.op, self.reason)
+        write!(
+            f,
+            "op {} `{}` cannot run on node: {}",
+            self.index, self.op, self.reason
+        )
     }
 }
 
@@ -67,7 +71,10 @@ impl FrameKind {
     }
 
     fn is_native(self) -> bool {
-        matches!(self, FrameKind::Main | FrameKind::CallbackScope | FrameKind::MakeCallback)
+        matches!(
+            self,
+            FrameKind::Main | FrameKind::CallbackScope | FrameKind::MakeCallback
+        )
     }
 }
 
@@ -105,7 +112,11 @@ enum Shape {
     Open(FrameKind),
     /// It closes a frame of this kind; `thrown` if an uncaught exception was
     /// thrown in it, `threw` is the op's own flag.
-    Close { kind: FrameKind, thrown: bool, threw: bool },
+    Close {
+        kind: FrameKind,
+        thrown: bool,
+        threw: bool,
+    },
 }
 
 impl Checker {
@@ -192,7 +203,10 @@ impl Checker {
 
     fn check_id(&self, op: &Op, id: AsyncId) -> Result<(), Unsupported> {
         if !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&id) {
-            return self.refuse(op, format!("id {id} is not a safe integer, and Node's ids are JS numbers"));
+            return self.refuse(
+                op,
+                format!("id {id} is not a safe integer, and Node's ids are JS numbers"),
+            );
         }
         Ok(())
     }
@@ -205,7 +219,10 @@ impl Checker {
             );
         }
         if self.exited {
-            return self.refuse(op, "the process has exited (an unhandled uncaught exception)");
+            return self.refuse(
+                op,
+                "the process has exited (an unhandled uncaught exception)",
+            );
         }
         let Some(innermost) = self.frames.last() else {
             return self.refuse(op, "no frame is open");
@@ -420,7 +437,11 @@ fn callbacks_js(c: &HookCallbacks) -> String {
 /// `assigned[i]` is the id the model handed out at op `i` (`new-async-id`,
 /// `next-tick`), which the program maps to the one Node hands out; a missing
 /// entry maps nothing.
-pub fn translate(ops: &[Op], assigned: &[Option<AsyncId>], addon: &Path) -> Result<Program, Unsupported> {
+pub fn translate(
+    ops: &[Op],
+    assigned: &[Option<AsyncId>],
+    addon: &Path,
+) -> Result<Program, Unsupported> {
     let mut checker = Checker::new();
     let mut out = String::new();
     let addon_js = js_string(&addon.to_string_lossy());
@@ -459,16 +480,28 @@ pub fn translate(ops: &[Op], assigned: &[Option<AsyncId>], addon: &Path) -> Resu
                         async_id,
                         trigger_async_id,
                         resource,
-                    } => format!("rias({}, {}, {}, () => {{", resource.0, id(*async_id), id(*trigger_async_id)),
+                    } => format!(
+                        "rias({}, {}, {}, () => {{",
+                        resource.0,
+                        id(*async_id),
+                        id(*trigger_async_id)
+                    ),
                     Op::EnterDefaultTriggerScope { trigger_async_id } => {
-                        format!("iah.defaultTriggerAsyncIdScope({}, () => {{", id(*trigger_async_id))
+                        format!(
+                            "iah.defaultTriggerAsyncIdScope({}, () => {{",
+                            id(*trigger_async_id)
+                        )
                     }
                     _ => String::new(),
                 };
                 out.push_str(&format!("{}{head} // {op}\n", pad(indent)));
                 indent += 1;
             }
-            Shape::Close { kind, thrown, threw } => {
+            Shape::Close {
+                kind,
+                thrown,
+                threw,
+            } => {
                 let inner = pad(indent);
                 indent = indent.saturating_sub(1);
                 let outer = pad(indent);
@@ -480,10 +513,14 @@ pub fn translate(ops: &[Op], assigned: &[Option<AsyncId>], addon: &Path) -> Resu
                     }
                     FrameKind::MakeCallback => {
                         if thrown {
-                            out.push_str(&format!("{outer}}}, true); // {op} (after the uncaught exception)\n"));
+                            out.push_str(&format!(
+                                "{outer}}}, true); // {op} (after the uncaught exception)\n"
+                            ));
                         } else if threw {
                             group_starts.push(i);
-                            out.push_str(&format!("{inner}{marker}\n{inner}throw new Thrown('close threw');\n"));
+                            out.push_str(&format!(
+                                "{inner}{marker}\n{inner}throw new Thrown('close threw');\n"
+                            ));
                             out.push_str(&format!("{outer}}}, false); // {op}\n"));
                         } else {
                             group_starts.push(i);
@@ -497,7 +534,9 @@ pub fn translate(ops: &[Op], assigned: &[Option<AsyncId>], addon: &Path) -> Resu
                     FrameKind::Main => {
                         if !thrown {
                             group_starts.push(i);
-                            out.push_str(&format!("{marker} // {op}: the end of the main script\n"));
+                            out.push_str(&format!(
+                                "{marker} // {op}: the end of the main script\n"
+                            ));
                         }
                     }
                 }
@@ -507,10 +546,18 @@ pub fn translate(ops: &[Op], assigned: &[Option<AsyncId>], addon: &Path) -> Resu
                 let code = match op {
                     Op::NoForceAsyncHooksChecks => "// --no-force-async-hooks-checks".to_string(),
                     Op::CreateHook { hook, callbacks } => {
-                        format!("createHook({}, {});", js_string(&hook.to_string()), callbacks_js(callbacks))
+                        format!(
+                            "createHook({}, {});",
+                            js_string(&hook.to_string()),
+                            callbacks_js(callbacks)
+                        )
                     }
-                    Op::EnableHook(h) => format!("hooks.get({}).enable();", js_string(&h.to_string())),
-                    Op::DisableHook(h) => format!("hooks.get({}).disable();", js_string(&h.to_string())),
+                    Op::EnableHook(h) => {
+                        format!("hooks.get({}).enable();", js_string(&h.to_string()))
+                    }
+                    Op::DisableHook(h) => {
+                        format!("hooks.get({}).disable();", js_string(&h.to_string()))
+                    }
                     Op::EmitInit {
                         async_id,
                         type_name,
@@ -542,8 +589,12 @@ pub fn translate(ops: &[Op], assigned: &[Option<AsyncId>], addon: &Path) -> Resu
                     Op::TickCallback => "process._tickCallback();".to_string(),
                     Op::ExecutionAsyncId => "W({ k: 'eid', v: eid() });".to_string(),
                     Op::TriggerAsyncId => "W({ k: 'tid', v: tid() });".to_string(),
-                    Op::ExecutionAsyncResource => "W({ k: 'ear', r: nameOf(iah.executionAsyncResource()) });".to_string(),
-                    Op::DefaultTriggerAsyncId => "W({ k: 'dtid', v: iah.getDefaultTriggerAsyncId() });".to_string(),
+                    Op::ExecutionAsyncResource => {
+                        "W({ k: 'ear', r: nameOf(iah.executionAsyncResource()) });".to_string()
+                    }
+                    Op::DefaultTriggerAsyncId => {
+                        "W({ k: 'dtid', v: iah.getDefaultTriggerAsyncId() });".to_string()
+                    }
                     Op::NewAsyncId => {
                         let m = model_id.map_or("null".to_string(), |m| m.to_string());
                         format!("{{ const v = iah.newAsyncId(); W({{ k: 'new', v }}); assign({m}, v); }}")
@@ -568,7 +619,9 @@ pub fn translate(ops: &[Op], assigned: &[Option<AsyncId>], addon: &Path) -> Resu
     // markers (conform_trace appends explicit closes, so this is for direct
     // callers of translate).
     while checker.frames.len() > 1 {
-        let Some(frame) = checker.frames.pop() else { break };
+        let Some(frame) = checker.frames.pop() else {
+            break;
+        };
         indent = indent.saturating_sub(1);
         let close = match frame.kind {
             FrameKind::CallbackScope => "}, -1);",
