@@ -76,6 +76,9 @@ pub struct CheckReport {
     pub coverage: Coverage,
     /// The minimal counterexample, if the sides ever differed.
     pub counterexample: Option<Counterexample>,
+    /// Cases run up to and including the first failing one, and the time it
+    /// took (before shrinking).
+    pub first_failure: Option<(u64, Duration)>,
 }
 
 /// Run `ops` in lockstep, recording coverage; the divergence if any.
@@ -137,6 +140,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
     let ops = RefCell::new(0u64);
     let cases = RefCell::new(0u64);
     let progress = RefCell::new(progress);
+    let first_failure = RefCell::new(None);
     let mut runner = runner(config.seed, config.cases);
     let result = runner.run(&sequences(config.max_len), |(_, seq, seen)| {
         *cases.borrow_mut() += 1;
@@ -161,7 +165,12 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
                 *ops.borrow_mut() += applied;
                 Ok(())
             }
-            Err(d) => Err(TestCaseError::fail(d.to_string())),
+            Err(d) => {
+                first_failure
+                    .borrow_mut()
+                    .get_or_insert((n, start.elapsed()));
+                Err(TestCaseError::fail(d.to_string()))
+            }
         }
     });
     let counterexample = match result {
@@ -190,6 +199,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
         elapsed: start.elapsed(),
         coverage: coverage.into_inner(),
         counterexample,
+        first_failure: first_failure.into_inner(),
     }
 }
 

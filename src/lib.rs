@@ -8,4 +8,5 @@ pub mod coverage;
 pub mod explore;
 pub mod generate;
 pub mod lockstep;
+pub mod mutants;
 pub mod refinement;

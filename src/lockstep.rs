@@ -99,10 +99,20 @@ impl Pair {
         }
     }
 
-    /// Apply `op` to both; `Err` with both answers when they differ.
+    /// Apply `op` to both; `Err` with both answers when they differ. A panic
+    /// of the lazy side is caught and answered as `OpError::Internal`.
     pub fn step(&mut self, op: &Op) -> Result<Answer, (Answer, Answer)> {
         let e = self.eager.apply(op);
-        let l = self.lazy.apply(op);
+        let lazy = &mut self.lazy;
+        let l = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lazy.apply(op)))
+            .unwrap_or_else(|panic| {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic".to_string());
+                Err(OpError::Internal(format!("the lazy side panicked: {why}")))
+            });
         if e == l {
             Ok(e)
         } else {

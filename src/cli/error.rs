@@ -31,6 +31,9 @@ pub enum CliError {
     /// The check ran and found what it looks for (a divergence, a surviving
     /// mutant, a conformance mismatch): exit code 1, the report already printed.
     Verdict(String),
+    /// A command-line argument that clap accepts but the command does not
+    /// (an unknown mutant name): exit code 2.
+    Usage(String),
 }
 
 impl fmt::Display for CliError {
@@ -46,7 +49,7 @@ impl fmt::Display for CliError {
                 message,
             } => write!(f, "{}:{line}:{column}: {message}", file.display()),
             CliError::Output(e) => write!(f, "cannot write the output: {e}"),
-            CliError::Verdict(what) => f.write_str(what),
+            CliError::Verdict(what) | CliError::Usage(what) => f.write_str(what),
         }
     }
 }
@@ -56,7 +59,7 @@ impl std::error::Error for CliError {
         match self {
             CliError::Read { source, .. } => Some(source),
             CliError::Output(e) => Some(e),
-            CliError::At { .. } | CliError::Verdict(_) => None,
+            CliError::At { .. } | CliError::Verdict(_) | CliError::Usage(_) => None,
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod check;
 pub mod error;
 pub mod explore;
 pub mod input;
+pub mod mutants;
 pub mod replay;
 pub mod run;
 
@@ -53,6 +54,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Run a trace on both sides, side by side, and mark the first divergence.
     Replay(replay::ReplayArgs),
+    /// Run the random check against every deliberate mistake of the lazy design.
+    Mutants(mutants::MutantsArgs),
     /// Bounded exhaustive exploration (stateright, breadth first) of the lazy
     /// implementation against the eager model.
     Explore(explore::ExploreArgs),
@@ -67,6 +70,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::execute(args, &mut out),
         Command::Check(args) => check::execute(args, &mut out),
         Command::Replay(args) => replay::execute(args, &mut out),
+        Command::Mutants(args) => mutants::execute(args, &mut out),
         Command::Explore(args) => explore::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);

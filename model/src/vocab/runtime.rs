@@ -14,6 +14,9 @@ pub enum OpError {
     Impossible(String),
     /// The process already ended (a terminal observation was seen).
     Exited,
+    /// The implementation itself failed (a panic the harness caught): always
+    /// a bug in the implementation, never Node behaviour.
+    Internal(String),
 }
 
 impl fmt::Display for OpError {
@@ -21,6 +24,7 @@ impl fmt::Display for OpError {
         match self {
             OpError::Impossible(why) => write!(f, "impossible op: {why}"),
             OpError::Exited => f.write_str("impossible op: the process has already exited"),
+            OpError::Internal(why) => write!(f, "internal failure: {why}"),
         }
     }
 }

@@ -1,0 +1,92 @@
+//! `scopecheck mutants`: every deliberate mistake of the lazy design run
+//! through the random check; killed or survived, cases and time to the kill,
+//! and the length of the minimal counterexample.
+
+use super::CliError;
+use crate::mutants::{row, run_mutant, HEADER};
+use clap::Args;
+use lazy::mutant::Mutant;
+use std::io::Write;
+
+/// Arguments of `scopecheck mutants`.
+#[derive(Debug, Args)]
+pub struct MutantsArgs {
+    /// Cases per mutant before it counts as survived.
+    #[arg(long, default_value_t = 20_000)]
+    pub cases: u32,
+    /// Seed.
+    #[arg(long, default_value_t = 66511)]
+    pub seed: u64,
+    /// Only this mutant (kebab-case name).
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Print each minimal counterexample as a trace.
+    #[arg(long)]
+    pub traces: bool,
+}
+
+/// Run `scopecheck mutants`.
+pub fn execute(args: &MutantsArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let mutants: Vec<Mutant> = match &args.only {
+        None => Mutant::ALL.to_vec(),
+        Some(name) => match Mutant::from_name(name) {
+            Some(m) => vec![m],
+            None => {
+                let names: Vec<String> = Mutant::ALL.iter().map(|m| m.name()).collect();
+                return Err(CliError::Usage(format!(
+                    "unknown mutant {name:?}; expected one of {}",
+                    names.join(", ")
+                )));
+            }
+        },
+    };
+    writeln!(out, "{HEADER}")?;
+    // Mutants may panic; the harness reports that as a kill, so keep the
+    // default hook from printing each one.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut survivors = Vec::new();
+    let mut results = Vec::new();
+    for m in mutants {
+        let r = run_mutant(m, args.cases, args.seed);
+        writeln!(out, "{}", row(&r))?;
+        if !r.killed() {
+            survivors.push(m.name());
+        }
+        results.push(r);
+    }
+    std::panic::set_hook(hook);
+    let mut times: Vec<f64> = results
+        .iter()
+        .filter_map(|r| r.killed_after.map(|(_, t)| t.as_secs_f64()))
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let killed = results.iter().filter(|r| r.killed()).count();
+    let longest = results
+        .iter()
+        .filter_map(|r| r.counterexample.as_ref().map(|c| c.ops.len()))
+        .max()
+        .unwrap_or(0);
+    writeln!(
+        out,
+        "\nkilled {killed} of {} ({:.0} %); median time to kill {:.3} s; longest minimal counterexample {longest} ops",
+        results.len(),
+        100.0 * killed as f64 / results.len().max(1) as f64,
+        times.get(times.len() / 2).copied().unwrap_or(0.0)
+    )?;
+    if args.traces {
+        for r in &results {
+            if let Some(cx) = &r.counterexample {
+                writeln!(out, "\n## {}\n{}", r.mutant.name(), cx.trace_text())?;
+            }
+        }
+    }
+    if survivors.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Verdict(format!(
+            "mutants survived: {}",
+            survivors.join(", ")
+        )))
+    }
+}

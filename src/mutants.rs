@@ -1,0 +1,78 @@
+//! The mutation catalogue: each deliberate mistake of `lazy::mutant::Mutant`
+//! run through the random lockstep check; a mutant is killed when a program
+//! could see the difference (observations compared, refinement check off, so
+//! that every counterexample tells a story about a Node program).
+
+use crate::check::{check, CheckConfig, Counterexample};
+use lazy::mutant::Mutant;
+use std::time::Duration;
+
+/// What happened to one mutant.
+#[derive(Clone, Debug)]
+pub struct MutantResult {
+    /// The mutant.
+    pub mutant: Mutant,
+    /// Cases run up to the first kill, and the time (before shrinking).
+    pub killed_after: Option<(u64, Duration)>,
+    /// The shrunk counterexample.
+    pub counterexample: Option<Counterexample>,
+    /// Cases the refinement check needed to catch it (None: not caught in budget).
+    pub refinement_cases: Option<u64>,
+}
+
+impl MutantResult {
+    /// Killed: an observable counterexample was found.
+    pub fn killed(&self) -> bool {
+        self.counterexample.is_some()
+    }
+}
+
+/// Run the random check against `mutant` with `cases` and `seed`.
+pub fn run_mutant(mutant: Mutant, cases: u32, seed: u64) -> MutantResult {
+    let mut config = CheckConfig {
+        cases,
+        seed,
+        mutant: Some(mutant),
+        refinement: false,
+        ..CheckConfig::default()
+    };
+    let observable = check(&config, &mut |_| {});
+    config.refinement = true;
+    let refined = check(&config, &mut |_| {});
+    MutantResult {
+        mutant,
+        killed_after: observable.first_failure,
+        counterexample: observable.counterexample,
+        refinement_cases: refined.first_failure.map(|(n, _)| n),
+    }
+}
+
+/// The table row of a result.
+pub fn row(r: &MutantResult) -> String {
+    let (status, cases, time) = match r.killed_after {
+        Some((n, t)) => ("killed", n.to_string(), format!("{:.3}", t.as_secs_f64())),
+        None => ("SURVIVED", "-".to_string(), "-".to_string()),
+    };
+    let len = r
+        .counterexample
+        .as_ref()
+        .map(|c| c.ops.len().to_string())
+        .unwrap_or_else(|| "-".to_string());
+    let refinement = r
+        .refinement_cases
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| "-".to_string());
+    format!(
+        "{:<36} {:<8} {:>8} {:>9} {:>6} {:>12}",
+        r.mutant.name(),
+        status,
+        cases,
+        time,
+        len,
+        refinement
+    )
+}
+
+/// The table header.
+pub const HEADER: &str =
+    "mutant                               status      cases  time (s)    ops  refinement";
