@@ -27,8 +27,10 @@ impl MutantResult {
     }
 }
 
-/// Run the random check against `mutant` with `cases` and `seed`.
-pub fn run_mutant(mutant: Mutant, cases: u32, seed: u64) -> MutantResult {
+/// Run the random check against `mutant` with `cases` and `seed`; with
+/// `refinement`, run it a second time with the refinement check to see how
+/// much sooner that catches the mutant.
+pub fn run_mutant(mutant: Mutant, cases: u32, seed: u64, refinement: bool) -> MutantResult {
     let mut config = CheckConfig {
         cases,
         seed,
@@ -37,13 +39,17 @@ pub fn run_mutant(mutant: Mutant, cases: u32, seed: u64) -> MutantResult {
         ..CheckConfig::default()
     };
     let observable = check(&config, &mut |_| {});
-    config.refinement = true;
-    let refined = check(&config, &mut |_| {});
+    let refinement_cases = if refinement {
+        config.refinement = true;
+        check(&config, &mut |_| {}).first_failure.map(|(n, _)| n)
+    } else {
+        None
+    };
     MutantResult {
         mutant,
         killed_after: observable.first_failure,
         counterexample: observable.counterexample,
-        refinement_cases: refined.first_failure.map(|(n, _)| n),
+        refinement_cases,
     }
 }
 

@@ -48,7 +48,7 @@ pub fn execute(args: &MutantsArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let mut survivors = Vec::new();
     let mut results = Vec::new();
     for m in mutants {
-        let r = run_mutant(m, args.cases, args.seed);
+        let r = run_mutant(m, args.cases, args.seed, true);
         writeln!(out, "{}", row(&r))?;
         if !r.killed() {
             survivors.push(m.name());
