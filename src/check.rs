@@ -181,6 +181,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
                     trace::print(&seq)
                 );
             }
+            let seq = minimize(&seq, config.mutant, config.refinement);
             let divergence = lockstep::run_with(&seq, config.mutant, config.refinement)
                 .expect_err("the shrunk sequence still diverges");
             let ops = seq[..=divergence.index].to_vec();
@@ -200,6 +201,74 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
         coverage: coverage.into_inner(),
         counterexample,
         first_failure: first_failure.into_inner(),
+    }
+}
+
+/// Whether `ops` is a sequence Node could run (the eager model rejects none
+/// of its ops before the process ends) that still diverges; the divergence.
+fn still_fails(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Option<Box<Divergence>> {
+    let divergence = lockstep::run_with(ops, mutant, refinement).err()?;
+    let valid = lockstep::run_with(&ops[..divergence.index], mutant, false)
+        .map(|steps| {
+            !steps
+                .iter()
+                .any(|s| matches!(s.answer, Err(model::vocab::OpError::Impossible(_))))
+        })
+        .unwrap_or(false);
+    let eager_accepts = !matches!(divergence.eager, Err(model::vocab::OpError::Impossible(_)));
+    (valid && eager_accepts).then_some(divergence)
+}
+
+/// Finish shrinking: proptest's state-machine shrinker deletes ops from the
+/// back once; this deletes any op, or an open and its close together, while
+/// the sequence stays valid and still diverges, until nothing more can go.
+pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op> {
+    let Some(d) = still_fails(ops, mutant, refinement) else {
+        return ops.to_vec();
+    };
+    let mut best = ops[..=d.index].to_vec();
+    loop {
+        let mut changed = false;
+        let mut i = 0;
+        while i < best.len() {
+            let mut candidates = vec![vec![i]];
+            if best[i].opens_frame() {
+                // The matching end of the frame opened at i.
+                let mut depth = 0usize;
+                for (j, op) in best.iter().enumerate().skip(i) {
+                    if op.opens_frame() {
+                        depth += 1;
+                    } else if op.closes_frame() {
+                        depth -= 1;
+                        if depth == 0 {
+                            candidates.push(vec![i, j]);
+                            break;
+                        }
+                    }
+                }
+            }
+            let mut removed = false;
+            for remove in candidates.into_iter().rev() {
+                let trial: Vec<Op> = best
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !remove.contains(k))
+                    .map(|(_, op)| op.clone())
+                    .collect();
+                if let Some(d) = still_fails(&trial, mutant, refinement) {
+                    best = trial[..=d.index].to_vec();
+                    removed = true;
+                    changed = true;
+                    break;
+                }
+            }
+            if !removed {
+                i += 1;
+            }
+        }
+        if !changed {
+            return best;
+        }
     }
 }
 
