@@ -1,0 +1,852 @@
+//! Bounded exhaustive exploration with [`stateright`]: every sequence of up to
+//! `depth` ops drawn from a small fixed alphabet, run on the eager model and
+//! the lazy implementation side by side, breadth first, so that the first
+//! divergence found is a shortest one.
+//!
+//! The state is the product of the two sides, plus whether the op that led
+//! there made them answer differently and which named situations
+//! ([`crate::coverage::SITUATIONS`]) that op met. Counters that never change
+//! behaviour (the [`Cost`] account, `ops_applied` beyond "at least one") are
+//! normalised after every op ([`Explorable::normalise`]); without that no two
+//! paths would ever reach the same state and nothing would deduplicate.
+//!
+//! An op is enabled in a state when the reference side accepts it
+//! (`Err(OpError::Impossible)` means it cannot happen in Node there); after a
+//! terminal observation or a divergence nothing is enabled.
+//!
+//! The explorer is generic over the two sides ([`explore`]), so that a
+//! deliberately broken side can show that it finds divergences;
+//! [`explore_pair`] runs it on [`Eager`] and [`Lazy`].
+
+use crate::coverage::Coverage;
+use crate::lockstep::Answer;
+use lazy::Lazy;
+use model::vocab::{
+    trace, AsyncContext, AsyncId, Cost, Holder, HookCallbacks, HookId, NativeResource, Observation,
+    Op, OpError, ResourceId, Runtime, ScopeFlags, ScopeKind,
+};
+use model::Eager;
+use stateright::{Checker, HasDiscoveries, Model, Property};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// A side the explorer can run: a [`Runtime`] whose states can be cloned,
+/// compared and hashed, and whose behaviour-free counters can be reset.
+pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static {
+    /// Reset what never changes behaviour (the cost account, op counters
+    /// beyond "some op ran"), so that states equal in behaviour hash equal.
+    fn normalise(&mut self);
+
+    /// The lazy implementation's state when this side is (or wraps) one: the
+    /// named situations are read off it. `None` (the default): no situations.
+    fn lazy_view(&self) -> Option<&Lazy> {
+        None
+    }
+}
+
+impl Explorable for Eager {
+    fn normalise(&mut self) {
+        self.async_hooks.cost = Cost::default();
+        // Only `ops_applied == 0` is ever read (no-force-async-hooks-checks
+        // must come first).
+        self.ops_applied = self.ops_applied.min(1);
+    }
+}
+
+impl Explorable for Lazy {
+    fn normalise(&mut self) {
+        self.async_hooks.cost = Cost::default();
+        self.ops_applied = self.ops_applied.min(1);
+    }
+
+    fn lazy_view(&self) -> Option<&Lazy> {
+        Some(self)
+    }
+}
+
+/// The reference side: it decides which ops are possible, and the explorer
+/// reads two things off it to choose the ops of a state.
+pub trait Reference: Explorable {
+    /// `executionAsyncId()` now: the id a matching `emit-after` names.
+    fn execution_async_id(&self) -> AsyncId;
+    /// How deeply the program is nested above the main script: open frames
+    /// or id-stack entries, whichever is more, minus the main script's one.
+    fn nesting(&self) -> usize;
+}
+
+impl Reference for Eager {
+    fn execution_async_id(&self) -> AsyncId {
+        self.async_hooks.async_id_fields.k_execution_async_id
+    }
+
+    fn nesting(&self) -> usize {
+        let entries = self.async_hooks.fields.k_stack_length as usize;
+        self.frames.len().max(entries).saturating_sub(1)
+    }
+}
+
+/// The hook every exploration starts with (created, not enabled).
+pub const HOOK: HookId = HookId(1);
+/// The resource native scopes hold as a `Local`.
+pub const LOCAL: ResourceId = ResourceId(1);
+/// The resource native scopes hold as a `Global` (and `reset-global` resets).
+pub const GLOBAL: ResourceId = ResourceId(2);
+
+/// The ops applied to both sides before exploring: `create-hook H1` with all
+/// five callbacks. They are printed at the head of every trace.
+pub fn init_ops() -> Vec<Op> {
+    vec![Op::CreateHook {
+        hook: HOOK,
+        callbacks: HookCallbacks::ALL,
+    }]
+}
+
+fn scope(
+    kind: ScopeKind,
+    async_id: i64,
+    trigger_async_id: i64,
+    id: ResourceId,
+    holder: Holder,
+) -> Op {
+    Op::OpenScope {
+        kind,
+        context: AsyncContext {
+            async_id,
+            trigger_async_id,
+        },
+        resource: NativeResource { id, holder },
+        flags: ScopeFlags::default(),
+    }
+}
+
+/// One letter of the alphabet: a fixed op, or an `emit-after` whose id is
+/// chosen from the state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Letter {
+    /// This op.
+    Op(Op),
+    /// `emit-after` naming the current execution id (a matching pop).
+    EmitAfterRight,
+    /// `emit-after` naming another id: 3, or 2 when the current id is 3.
+    EmitAfterWrong,
+}
+
+impl Letter {
+    /// The op this letter is when the execution id is `current`.
+    pub fn op(&self, current: AsyncId) -> Op {
+        match self {
+            Letter::Op(op) => op.clone(),
+            Letter::EmitAfterRight => Op::EmitAfter { async_id: current },
+            Letter::EmitAfterWrong => Op::EmitAfter {
+                async_id: if current == 3 { 2 } else { 3 },
+            },
+        }
+    }
+}
+
+impl fmt::Display for Letter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Letter::Op(op) => write!(f, "{op}"),
+            Letter::EmitAfterRight => f.write_str("emit-after <current id>"),
+            Letter::EmitAfterWrong => f.write_str("emit-after <another id>"),
+        }
+    }
+}
+
+/// The alphabet, in the order actions are tried: 21 letters, ids from
+/// {0, 1, 2, 3, -1} (the main script's scope is `1 0`), R1 held as a Local,
+/// R2 as a Global:
+///
+/// ```text
+/// callback-scope 2 1 R1, callback-scope 3 2 global R2, make-callback 3 1 R1
+/// close, close threw, enable-hook H1, disable-hook H1
+/// emit-before 3 2 R1, emit-before 2 -1
+/// emit-after <current id>, emit-after <another id>
+/// run-in-async-scope 3 1 R1, end-run-in-async-scope
+/// execution-async-resource, execution-async-id, next-tick, tick-callback
+/// uncaught-exception handled, clear-async-id-stack, reset-global R2, stop
+/// ```
+pub fn alphabet() -> Vec<Letter> {
+    let ops = [
+        scope(ScopeKind::CallbackScope, 2, 1, LOCAL, Holder::Local),
+        scope(ScopeKind::CallbackScope, 3, 2, GLOBAL, Holder::Global),
+        scope(ScopeKind::MakeCallback, 3, 1, LOCAL, Holder::Local),
+        Op::CloseScope { threw: false },
+        Op::CloseScope { threw: true },
+        Op::EnableHook(HOOK),
+        Op::DisableHook(HOOK),
+        Op::EmitBefore {
+            async_id: 3,
+            trigger_async_id: 2,
+            resource: Some(LOCAL),
+        },
+        Op::EmitBefore {
+            async_id: 2,
+            trigger_async_id: -1,
+            resource: None,
+        },
+    ];
+    let more = [
+        Op::EnterRunInAsyncScope {
+            async_id: 3,
+            trigger_async_id: 1,
+            resource: LOCAL,
+        },
+        Op::ExitRunInAsyncScope,
+        Op::ExecutionAsyncResource,
+        Op::ExecutionAsyncId,
+        Op::NextTick {
+            query_resource: false,
+        },
+        Op::TickCallback,
+        Op::UncaughtException { handled: true },
+        Op::ClearAsyncIdStack,
+        Op::ResetGlobal(GLOBAL),
+        Op::Stop,
+    ];
+    let mut letters: Vec<Letter> = ops.into_iter().map(Letter::Op).collect();
+    letters.push(Letter::EmitAfterRight);
+    letters.push(Letter::EmitAfterWrong);
+    letters.extend(more.into_iter().map(Letter::Op));
+    letters
+}
+
+/// Whether `op` nests the program one level deeper (opens a frame or pushes
+/// a JS context): such ops are enabled only below the nesting bound.
+pub fn nests(op: &Op) -> bool {
+    op.opens_frame() || matches!(op, Op::EmitBefore { .. })
+}
+
+/// The named situations (of [`crate::coverage::SITUATIONS`]) checked as
+/// `sometimes` properties: the exploration reports a path to each it reaches.
+pub const SOMETIMES: [&str; 12] = [
+    "js-push-above-lazy",
+    "resource-lazy-innermost",
+    "js-pop-lazy-matching",
+    "js-pop-lazy-wrong",
+    "run-in-async-scope-finally-only-lazy",
+    "clear-with-lazy",
+    "lazy-close-after-clear",
+    "hook-enabled-in-lazy",
+    "eager-in-lazy",
+    "lazy-close-not-innermost",
+    "corrupted-on-lazy-close",
+    "stop-with-lazy-and-eager",
+];
+
+/// The name of the `always` property.
+pub const EQUAL_OBSERVATIONS: &str = "lazy observations equal eager observations";
+
+/// One explored state: both sides after the same ops.
+#[derive(Clone, Debug)]
+pub struct State<E, L> {
+    /// The reference side.
+    pub eager: E,
+    /// The side under test.
+    pub lazy: L,
+    /// The answers of the op that led here, when they differ (eager, lazy).
+    pub diverged: Option<Box<(Answer, Answer)>>,
+    /// The process ended (a terminal observation, or `Exited`).
+    pub ended: bool,
+    /// Bit `i`: the op that led here met the situation `SOMETIMES[i]`.
+    pub situations: u32,
+    /// The explored ops that led here first (after [`init_ops`]). Not part
+    /// of the state's identity: it is not hashed or compared.
+    pub trace: Path,
+}
+
+/// A path of explored ops, shared between the states that extend it.
+#[derive(Clone, Debug, Default)]
+pub struct Path(Option<Arc<PathNode>>);
+
+/// The last op of a [`Path`] and the path before it.
+#[derive(Debug)]
+pub struct PathNode {
+    op: Op,
+    len: usize,
+    before: Path,
+}
+
+impl Path {
+    /// Ops on the path.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |n| n.len)
+    }
+
+    /// No ops.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// This path followed by `op`.
+    pub fn then(&self, op: Op) -> Path {
+        Path(Some(Arc::new(PathNode {
+            op,
+            len: self.len() + 1,
+            before: self.clone(),
+        })))
+    }
+
+    /// The ops, first to last.
+    pub fn ops(&self) -> Vec<Op> {
+        let mut ops = Vec::with_capacity(self.len());
+        let mut at = &self.0;
+        while let Some(node) = at {
+            ops.push(node.op.clone());
+            at = &node.before.0;
+        }
+        ops.reverse();
+        ops
+    }
+}
+
+/// `OpError` is not `Hash`: hash its text.
+fn hash_answer<H: Hasher>(answer: &Answer, h: &mut H) {
+    match answer {
+        Ok(obs) => obs.hash(h),
+        Err(e) => e.to_string().hash(h),
+    }
+}
+
+impl<E: Hash, L: Hash> Hash for State<E, L> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.eager.hash(h);
+        self.lazy.hash(h);
+        match &self.diverged {
+            None => 0u8.hash(h),
+            Some(answers) => {
+                1u8.hash(h);
+                hash_answer(&answers.0, h);
+                hash_answer(&answers.1, h);
+            }
+        }
+        self.ended.hash(h);
+        self.situations.hash(h);
+    }
+}
+
+impl<E: PartialEq, L: PartialEq> PartialEq for State<E, L> {
+    fn eq(&self, o: &Self) -> bool {
+        self.eager == o.eager
+            && self.lazy == o.lazy
+            && self.diverged == o.diverged
+            && self.ended == o.ended
+            && self.situations == o.situations
+    }
+}
+
+impl<E: Eq, L: Eq> Eq for State<E, L> {}
+
+/// Where a trace makes the two sides answer differently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    /// Index of the diverging op in the whole trace (init ops included).
+    pub index: usize,
+    /// The op.
+    pub op: Op,
+    /// What the reference side answered.
+    pub eager: Answer,
+    /// What the side under test answered.
+    pub lazy: Answer,
+}
+
+fn write_answer(f: &mut fmt::Formatter<'_>, side: &str, answer: &Answer) -> fmt::Result {
+    match answer {
+        Ok(obs) if obs.is_empty() => writeln!(f, "  {side}: (nothing)"),
+        Ok(obs) => {
+            let text: Vec<String> = obs.iter().map(|o| o.to_string()).collect();
+            writeln!(f, "  {side}: {}", text.join("; "))
+        }
+        Err(e) => writeln!(f, "  {side}: {e}"),
+    }
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "divergence at op {} `{}`:", self.index + 1, self.op)?;
+        write_answer(f, "eager", &self.eager)?;
+        write_answer(f, "lazy ", &self.lazy)
+    }
+}
+
+/// A shortest diverging trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counterexample {
+    /// The whole trace: [`init_ops`], then the explored ops, the last one
+    /// diverging.
+    pub ops: Vec<Op>,
+    /// The explored ops (without the init ops).
+    pub explored_ops: usize,
+    /// The diverging op and both answers.
+    pub divergence: Divergence,
+}
+
+impl Counterexample {
+    /// The trace in the text format, the divergence as a comment on top.
+    pub fn trace_text(&self) -> String {
+        let mut out = format!(
+            "# Shortest counterexample found by `scopecheck explore`.\n# {}\n",
+            self.divergence.to_string().trim_end().replace('\n', "\n# ")
+        );
+        out.push_str(&trace::print(&self.ops));
+        out
+    }
+}
+
+/// What to explore.
+#[derive(Clone, Debug)]
+pub struct ExploreConfig {
+    /// Longest op sequence explored (after [`init_ops`]).
+    pub depth: usize,
+    /// Checker threads. With one thread the search is strictly breadth
+    /// first; with more, the first state reached may not be reached by a
+    /// shortest path, so a counterexample may not be a shortest one.
+    pub threads: usize,
+    /// Ops that nest deeper ([`nests`]) are enabled only while the reference
+    /// side's [`Reference::nesting`] is below this.
+    pub max_nesting: usize,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        ExploreConfig {
+            depth: 6,
+            threads: 1,
+            max_nesting: 3,
+        }
+    }
+}
+
+/// The `stateright` model: the two sides, the alphabet and the bound.
+pub struct Explorer<E, L> {
+    start: (E, L),
+    init_ops: Vec<Op>,
+    alphabet: Vec<Letter>,
+    depth: usize,
+    max_nesting: usize,
+    shortest: Arc<Mutex<Option<Counterexample>>>,
+    leaves: Arc<AtomicUsize>,
+    examples: Arc<Mutex<Vec<Option<Path>>>>,
+}
+
+fn is_terminal(answer: &Answer) -> bool {
+    match answer {
+        Ok(obs) => obs.iter().any(Observation::is_terminal),
+        Err(OpError::Exited) => true,
+        Err(OpError::Impossible(_)) => false,
+        Err(OpError::Internal(_)) => true,
+    }
+}
+
+fn situation_bits(cov: &Coverage) -> u32 {
+    SOMETIMES
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| cov.situations.contains_key(*name))
+        .fold(0, |bits, (i, _)| bits | (1 << i))
+}
+
+impl<E: Reference, L: Explorable> Explorer<E, L> {
+    /// An explorer from `eager` and `lazy` (the state before [`init_ops`]),
+    /// over [`alphabet`], with the bounds of `config`.
+    pub fn new(eager: E, lazy: L, config: &ExploreConfig) -> Self {
+        Explorer {
+            start: (eager, lazy),
+            init_ops: init_ops(),
+            alphabet: alphabet(),
+            depth: config.depth,
+            max_nesting: config.max_nesting,
+            shortest: Arc::new(Mutex::new(None)),
+            leaves: Arc::new(AtomicUsize::new(0)),
+            examples: Arc::new(Mutex::new(vec![None; SOMETIMES.len()])),
+        }
+    }
+
+    /// The alphabet the explorer draws ops from.
+    pub fn alphabet(&self) -> &[Letter] {
+        &self.alphabet
+    }
+
+    /// Apply `op` to both sides of `state`; `None` when the reference side
+    /// rejects it as impossible.
+    fn step(&self, state: &State<E, L>, op: &Op, explored: bool) -> Option<State<E, L>> {
+        let mut eager = state.eager.clone();
+        let e = eager.apply(op);
+        if matches!(e, Err(OpError::Impossible(_))) && explored {
+            return None;
+        }
+        let mut lazy = state.lazy.clone();
+        let mut coverage = Coverage::default();
+        let closing_lazy = matches!(op, Op::CloseScope { .. })
+            && state
+                .lazy
+                .lazy_view()
+                .is_some_and(|l| matches!(l.frames.last(), Some(lazy::Frame::Native(s)) if s.lazy));
+        if let Some(before) = state.lazy.lazy_view() {
+            coverage.before_op(before, op);
+        }
+        let l = lazy.apply(op);
+        if let (Some(after), Ok(obs)) = (lazy.lazy_view(), &l) {
+            coverage.after_op(closing_lazy, after, op, obs);
+        }
+        eager.normalise();
+        lazy.normalise();
+        let ended = is_terminal(&e) || is_terminal(&l);
+        let trace = if explored {
+            state.trace.then(op.clone())
+        } else {
+            state.trace.clone()
+        };
+        let diverged = (e != l).then(|| Box::new((e, l)));
+        if let (Some(answers), true) = (&diverged, explored) {
+            self.record(&trace, answers);
+        }
+        let situations = situation_bits(&coverage);
+        if situations != 0 && explored {
+            self.record_example(&trace, situations);
+        }
+        Some(State {
+            eager,
+            lazy,
+            diverged,
+            ended,
+            situations,
+            trace,
+        })
+    }
+
+    /// Keep a shortest path to each situation met.
+    fn record_example(&self, trace: &Path, situations: u32) {
+        let mut examples = self.examples.lock().unwrap_or_else(PoisonError::into_inner);
+        for (i, example) in examples.iter_mut().enumerate() {
+            let shorter = example.as_ref().is_none_or(|e| trace.len() < e.len());
+            if situations & (1 << i) != 0 && shorter {
+                *example = Some(trace.clone());
+            }
+        }
+    }
+
+    /// Keep the shortest diverging trace seen (the first among equals).
+    fn record(&self, trace: &Path, answers: &(Answer, Answer)) {
+        let mut shortest = self.shortest.lock().unwrap_or_else(PoisonError::into_inner);
+        if shortest
+            .as_ref()
+            .is_some_and(|c| c.explored_ops <= trace.len())
+        {
+            return;
+        }
+        let mut ops = self.init_ops.clone();
+        ops.extend(trace.ops());
+        let (op, index) = (ops[ops.len() - 1].clone(), ops.len() - 1);
+        *shortest = Some(Counterexample {
+            ops,
+            explored_ops: trace.len(),
+            divergence: Divergence {
+                index,
+                op,
+                eager: answers.0.clone(),
+                lazy: answers.1.clone(),
+            },
+        });
+    }
+
+    /// The start state: [`init_ops`] applied to both sides.
+    fn start_state(&self) -> State<E, L> {
+        let mut state = State {
+            eager: self.start.0.clone(),
+            lazy: self.start.1.clone(),
+            diverged: None,
+            ended: false,
+            situations: 0,
+            trace: Path::default(),
+        };
+        for op in &self.init_ops {
+            if state.diverged.is_some() || state.ended {
+                break;
+            }
+            if let Some(next) = self.step(&state, op, false) {
+                state = next;
+            }
+        }
+        // Situations met by the init ops are not explored paths.
+        state.situations = 0;
+        state
+    }
+}
+
+fn observations_equal<E: Reference, L: Explorable>(_: &Explorer<E, L>, s: &State<E, L>) -> bool {
+    s.diverged.is_none()
+}
+
+fn met<const I: usize, E: Reference, L: Explorable>(_: &Explorer<E, L>, s: &State<E, L>) -> bool {
+    s.situations & (1 << I) != 0
+}
+
+macro_rules! sometimes {
+    ($($i:literal)*) => {
+        vec![$(Property::sometimes(SOMETIMES[$i], met::<$i, E, L>)),*]
+    };
+}
+
+impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
+    type State = State<E, L>;
+    type Action = Op;
+
+    fn init_states(&self) -> Vec<State<E, L>> {
+        vec![self.start_state()]
+    }
+
+    fn actions(&self, state: &State<E, L>, actions: &mut Vec<Op>) {
+        if state.diverged.is_some() || state.ended || state.trace.len() >= self.depth {
+            return;
+        }
+        let current = state.eager.execution_async_id();
+        let may_nest = state.eager.nesting() < self.max_nesting;
+        actions.extend(
+            self.alphabet
+                .iter()
+                .map(|letter| letter.op(current))
+                .filter(|op| may_nest || !nests(op)),
+        );
+    }
+
+    fn next_state(&self, state: &State<E, L>, op: Op) -> Option<State<E, L>> {
+        self.step(state, &op, true)
+    }
+
+    /// A state at the depth bound has no successors; when the op that led
+    /// there neither diverged nor met a situation, no property can be
+    /// discovered there either, so it is counted and dropped instead of
+    /// stored (at depth 8 most states are such leaves, and storing them
+    /// would take tens of GB).
+    fn within_boundary(&self, state: &State<E, L>) -> bool {
+        let boring_leaf = !state.trace.is_empty()
+            && state.trace.len() >= self.depth
+            && state.diverged.is_none()
+            && state.situations == 0;
+        if boring_leaf {
+            self.leaves.fetch_add(1, Ordering::Relaxed);
+        }
+        !boring_leaf
+    }
+
+    fn format_action(&self, op: &Op) -> String {
+        op.to_string()
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        let mut properties = vec![Property::always(
+            EQUAL_OBSERVATIONS,
+            observations_equal::<E, L>,
+        )];
+        properties.extend(sometimes!(0 1 2 3 4 5 6 7 8 9 10 11));
+        properties
+    }
+}
+
+/// A `sometimes` property and whether the exploration reached it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SituationReached {
+    /// The situation's name in [`crate::coverage::SITUATIONS`].
+    pub name: &'static str,
+    /// The checker discovered the `sometimes` property.
+    pub discovered: bool,
+    /// A shortest explored path to the situation (the op that meets it
+    /// last), if any transition met it.
+    pub example: Option<Vec<Op>>,
+}
+
+/// Progress of a running exploration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// States generated so far (with repeats).
+    pub generated: usize,
+    /// Distinct states so far.
+    pub unique: usize,
+    /// Deepest state checked so far, in explored ops.
+    pub depth: usize,
+}
+
+/// What an exploration saw.
+#[derive(Clone, Debug)]
+pub struct ExploreReport {
+    /// The bound, in explored ops.
+    pub depth: usize,
+    /// Checker threads.
+    pub threads: usize,
+    /// Letters in the alphabet.
+    pub alphabet_len: usize,
+    /// The nesting bound.
+    pub max_nesting: usize,
+    /// States generated, repeats included: `Checker::state_count` plus
+    /// [`ExploreReport::leaves`].
+    pub generated: usize,
+    /// Distinct states stored (`Checker::unique_state_count`).
+    pub unique: usize,
+    /// States at the depth bound checked when generated and not stored (see
+    /// [`Explorer`]'s `within_boundary`); not deduplicated.
+    pub leaves: usize,
+    /// Deepest state checked, in explored ops.
+    pub depth_reached: usize,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// A shortest diverging trace, if the sides ever differed.
+    pub counterexample: Option<Counterexample>,
+    /// Explored ops of the path the checker reported for the `always`
+    /// property (the same length as `counterexample` with one thread).
+    pub checker_counterexample_len: Option<usize>,
+    /// The `sometimes` properties, in [`SOMETIMES`] order.
+    pub situations: Vec<SituationReached>,
+}
+
+impl ExploreReport {
+    /// Generated states per second of wall time.
+    pub fn states_per_second(&self) -> f64 {
+        self.generated as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+impl fmt::Display for ExploreReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        writeln!(
+            f,
+            "explored every sequence of up to {} ops over {} letters, nesting at most {} deep (after `{}`), {} thread(s)",
+            self.depth,
+            self.alphabet_len,
+            self.max_nesting,
+            init_ops()
+                .iter()
+                .map(|o| o.to_string())
+                .collect::<Vec<_>>()
+                .join("; "),
+            self.threads
+        )?;
+        writeln!(
+            f,
+            "{} states generated, {} unique stored (+ {} leaves at the bound checked, not stored), in {:.2} s: {:.0} states/s; depth reached {}",
+            self.generated,
+            self.unique,
+            self.leaves,
+            secs,
+            self.states_per_second(),
+            self.depth_reached
+        )?;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "situation (sometimes property)         reached  shortest path (ops)"
+        )?;
+        for s in &self.situations {
+            match (&s.example, s.discovered) {
+                (Some(ops), true) => writeln!(f, "{:<38} yes      {}", s.name, ops.len())?,
+                (Some(ops), false) => writeln!(
+                    f,
+                    "{:<38} met      {} (not discovered: the run stopped first)",
+                    s.name,
+                    ops.len()
+                )?,
+                (None, _) => writeln!(f, "{:<38} no", s.name)?,
+            }
+        }
+        writeln!(f)?;
+        match &self.counterexample {
+            None => writeln!(
+                f,
+                "no divergence: the lazy side answered every op as the eager side did"
+            ),
+            Some(cx) => {
+                writeln!(
+                    f,
+                    "COUNTEREXAMPLE ({} explored ops, shortest):\n",
+                    cx.explored_ops
+                )?;
+                write!(f, "{}", cx.trace_text())?;
+                writeln!(f)?;
+                write!(f, "{}", cx.divergence)
+            }
+        }
+    }
+}
+
+/// Explore from `eager` and `lazy` (`eager` is the reference: it decides
+/// which ops are possible), calling `progress` about ten times a second.
+pub fn explore<E: Reference, L: Explorable>(
+    eager: E,
+    lazy: L,
+    config: &ExploreConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> ExploreReport {
+    let model = Explorer::new(eager, lazy, config);
+    let alphabet_len = model.alphabet.len();
+    let shortest = Arc::clone(&model.shortest);
+    let leaves = Arc::clone(&model.leaves);
+    let examples = Arc::clone(&model.examples);
+    let start = Instant::now();
+    // Init is depth 1 and states at the target depth are not checked: +2 so
+    // that states `depth` ops deep are checked (none are expanded further,
+    // see `actions`).
+    let checker = model
+        .checker()
+        .threads(config.threads.max(1))
+        .target_max_depth(config.depth + 2)
+        .finish_when(HasDiscoveries::AnyFailures)
+        .spawn_bfs();
+    while !checker.is_done() {
+        progress(Progress {
+            generated: checker.state_count() + leaves.load(Ordering::Relaxed),
+            unique: checker.unique_state_count(),
+            depth: checker.max_depth().saturating_sub(1),
+        });
+        for _ in 0..10 {
+            if checker.is_done() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let checker = checker.join();
+    let elapsed = start.elapsed();
+    let discoveries = checker.discoveries();
+    let explored_len = |name: &str| discoveries.get(name).map(|p| p.last_state().trace.len());
+    let examples = examples
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let situations = SOMETIMES
+        .iter()
+        .zip(examples)
+        .map(|(name, example)| SituationReached {
+            name,
+            discovered: discoveries.contains_key(name),
+            example: example.map(|p| p.ops()),
+        })
+        .collect();
+    let counterexample = shortest
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    ExploreReport {
+        depth: config.depth,
+        threads: config.threads.max(1),
+        alphabet_len,
+        max_nesting: config.max_nesting,
+        generated: checker.state_count() + leaves.load(Ordering::Relaxed),
+        unique: checker.unique_state_count(),
+        leaves: leaves.load(Ordering::Relaxed),
+        depth_reached: checker.max_depth().saturating_sub(1),
+        elapsed,
+        counterexample,
+        checker_counterexample_len: explored_len(EQUAL_OBSERVATIONS),
+        situations,
+    }
+}
+
+/// Explore the eager model against the lazy implementation.
+pub fn explore_pair(config: &ExploreConfig, progress: &mut dyn FnMut(Progress)) -> ExploreReport {
+    explore(Eager::new(), Lazy::new(), config, progress)
+}
