@@ -30,3 +30,19 @@ fn every_mutant_is_killed() {
     assert!(survivors.is_empty(), "mutants survived: {survivors:?}");
     assert!(Mutant::ALL.len() >= 15);
 }
+
+#[test]
+fn the_lazy_condition_decides_cost_only() {
+    // Every scope lazy (hooks or not), or none: no observable difference, so
+    // the condition of the pull request is a performance choice and the
+    // lazy-aware readers carry correctness.
+    for &v in Mutant::VARIANTS {
+        let r = run_mutant(v, 6_000, 66511, true);
+        assert!(
+            r.counterexample.is_none() && r.refinement_cases.is_none(),
+            "{}: {}",
+            v.name(),
+            r.counterexample.map(|c| c.trace_text()).unwrap_or_default()
+        );
+    }
+}

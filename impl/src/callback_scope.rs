@@ -75,7 +75,12 @@ impl InternalCallbackScope {
             scope.failed = true;
             return Ok(scope);
         }
-        if can_be_lazy(&env.async_hooks.fields) {
+        let lazy = match env.async_hooks.mutant {
+            Some(Mutant::AlwaysLazy) => true,
+            Some(Mutant::NeverLazy) => false,
+            _ => can_be_lazy(&env.async_hooks.fields),
+        };
+        if lazy {
             let resource = match resource {
                 NativeSlot::Global(id) if env.is(Mutant::GlobalReadAtOpen) => {
                     NativeSlot::Local(NativeSlot::Global(id).read(&env.reset_globals))

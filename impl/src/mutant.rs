@@ -51,6 +51,10 @@ pub enum Mutant {
     /// The id stack grows when `kStackLength` (not the eager depth) reaches
     /// its room, so it stays smaller than eager Node's.
     GrowsByStackLength,
+    /// Variant, not a mistake: every scope takes the lazy path, hooks or not.
+    AlwaysLazy,
+    /// Variant, not a mistake: no scope takes the lazy path (Node today).
+    NeverLazy,
 }
 
 impl Mutant {
@@ -77,6 +81,11 @@ impl Mutant {
         Mutant::GrowsByStackLength,
     ];
 
+    /// Variants of the lazy condition that are not mistakes: the suite shows
+    /// they are observably equivalent (`tests/mutants.rs`), so the condition
+    /// decides cost only.
+    pub const VARIANTS: &'static [Mutant] = &[Mutant::AlwaysLazy, Mutant::NeverLazy];
+
     /// The mutant's name in kebab case (as the CLI takes it).
     pub fn name(self) -> String {
         let debug = format!("{self:?}");
@@ -96,6 +105,10 @@ impl Mutant {
 
     /// The mutant with this kebab-case name.
     pub fn from_name(name: &str) -> Option<Mutant> {
-        Mutant::ALL.iter().copied().find(|m| m.name() == name)
+        Mutant::ALL
+            .iter()
+            .chain(Mutant::VARIANTS)
+            .copied()
+            .find(|m| m.name() == name)
     }
 }
