@@ -5,6 +5,7 @@ use super::input::load_trace;
 use super::CliError;
 use crate::lockstep::{Answer, Pair};
 use clap::Args;
+use lazy::mutant::Mutant;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -13,6 +14,9 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// The trace file.
     pub file: PathBuf,
+    /// Switch on a deliberate mistake in the lazy side (a name from `scopecheck mutants`).
+    #[arg(long)]
+    pub mutant: Option<String>,
 }
 
 fn show(answer: &Answer) -> Vec<String> {
@@ -25,7 +29,21 @@ fn show(answer: &Answer) -> Vec<String> {
 /// Run `scopecheck replay`.
 pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let trace = load_trace(&args.file)?;
-    let mut pair = Pair::new();
+    let mutant = match &args.mutant {
+        None => None,
+        Some(name) => Some(Mutant::from_name(name).ok_or_else(|| {
+            let names: Vec<String> = Mutant::ALL
+                .iter()
+                .chain(Mutant::VARIANTS)
+                .map(|m| m.name())
+                .collect();
+            CliError::Usage(format!(
+                "unknown mutant {name:?}; expected one of {}",
+                names.join(", ")
+            ))
+        })?),
+    };
+    let mut pair = Pair::with_mutant(mutant);
     writeln!(out, "{:<6} {:<40} {:<50} lazy", "line", "op", "eager")?;
     for step in &trace.steps {
         if pair.eager.exited && pair.lazy.exited {
