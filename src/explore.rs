@@ -697,7 +697,10 @@ pub struct ExploreReport {
     /// A shortest diverging trace, if the sides ever differed.
     pub counterexample: Option<Counterexample>,
     /// Explored ops of the path the checker reported for the `always`
-    /// property (the same length as `counterexample` with one thread).
+    /// property. It can be longer than `counterexample`: stateright records
+    /// every failing state of the block of states it is checking, so the
+    /// last one of the block wins, not the first. `counterexample` is the
+    /// shortest recorded when the diverging states were generated.
     pub checker_counterexample_len: Option<usize>,
     /// The `sometimes` properties, in [`SOMETIMES`] order.
     pub situations: Vec<SituationReached>,
