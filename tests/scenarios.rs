@@ -3,28 +3,17 @@
 //! (as `Display` strings, in order).
 //!
 //! The expectations were derived from Node's sources (and, where it can be
-//! done from JavaScript, checked on node v20.20.2), not from the model; a
-//! scenario where the model is believed to be wrong is listed in
-//! [`KNOWN_MODEL_DISAGREEMENTS`] instead of being asserted, and a test checks
-//! that it still disagrees, so a fix of the model is noticed.
+//! done from JavaScript, checked on node v20.20.2), not from the model. The
+//! one disagreement found that way (a handled uncaught exception takes an
+//! async id for its `setImmediate(noop)`) was a model bug and is fixed; its
+//! scenario, `uncaught-exception-handled-takes-an-id`, is asserted like the
+//! rest. The lazy implementation is held to the same expectations.
 
 use model::vocab::trace::{self, Trace};
 use model::vocab::{Op, OpError, Runtime, OP_KINDS};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// Scenarios whose expectations (what Node does) the eager model does not
-/// reproduce, with the reason. They are not asserted against the model;
-/// `known_disagreements_still_disagree` checks that they still fail.
-const KNOWN_MODEL_DISAGREEMENTS: &[(&str, &str)] = &[(
-    "uncaught-exception-handled-takes-an-id",
-    "a handled uncaught exception calls `require('timers').setImmediate(noop)` \
-     (lib/internal/process/execution.js, createOnGlobalUncaughtException), \
-     whose Immediate takes `newAsyncId()` (and emits an Immediate init hook); \
-     the model's `on_global_uncaught_exception` does neither, so its next \
-     `newAsyncId()` is one lower than Node's (checked on node v20.20.2)",
-)];
 
 /// The three scenarios that mirror Node's test/async-hooks tests, with the
 /// last observation node v20.20.2 prints for their logic.
@@ -119,55 +108,39 @@ fn scenarios() -> Vec<(String, PathBuf, Trace)> {
     out
 }
 
-fn is_known_disagreement(name: &str) -> bool {
-    KNOWN_MODEL_DISAGREEMENTS.iter().any(|(n, _)| *n == name)
-}
-
-#[test]
-fn eager_model_matches_every_scenario() {
+fn every_scenario_on(make: impl Fn() -> Box<dyn Runtime>) {
     let mut failures = Vec::new();
     let mut ran = 0;
-    for (name, path, trace) in scenarios() {
-        if is_known_disagreement(&name) {
-            continue;
-        }
+    for (_, path, trace) in scenarios() {
         ran += 1;
-        let mut rt = model::Eager::new();
-        if let Err(why) = run_scenario(&mut rt, &trace) {
+        let mut rt = make();
+        if let Err(why) = run_scenario(rt.as_mut(), &trace) {
             failures.push(format!("{}: {why}", path.display()));
         }
     }
     assert!(ran > 0, "no scenario ran");
     assert!(
         failures.is_empty(),
-        "{} of {ran} scenarios differ from the eager model:\n\n{}",
+        "{} of {ran} scenarios differ from their expectations:\n\n{}",
         failures.len(),
         failures.join("\n\n")
     );
 }
 
 #[test]
-fn known_disagreements_still_disagree() {
-    let all = scenarios();
-    for (name, why) in KNOWN_MODEL_DISAGREEMENTS {
-        let (_, path, trace) = all.iter().find(|(n, _, _)| n == name).unwrap_or_else(|| {
-            panic!("known disagreement {name} has no tests/scenarios/{name}.trace")
-        });
-        let mut rt = model::Eager::new();
-        assert!(
-            run_scenario(&mut rt, trace).is_err(),
-            "{}: the eager model now agrees with this scenario ({why}); move it into the asserted set \
-             by removing it from KNOWN_MODEL_DISAGREEMENTS",
-            path.display()
-        );
-    }
+fn eager_model_matches_every_scenario() {
+    every_scenario_on(|| Box::new(model::Eager::new()));
+}
+
+#[test]
+fn lazy_implementation_matches_every_scenario() {
+    every_scenario_on(|| Box::new(lazy::Lazy::new()));
 }
 
 #[test]
 fn every_op_kind_is_used_by_some_scenario() {
     let used: BTreeSet<&'static str> = scenarios()
         .iter()
-        .filter(|(name, _, _)| !is_known_disagreement(name))
         .flat_map(|(_, _, t)| t.steps.iter().map(|s| s.op.kind()))
         .collect();
     let missing: Vec<&str> = OP_KINDS

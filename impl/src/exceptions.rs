@@ -1,11 +1,12 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
 use crate::{Died, Frame, Lazy};
-use model::vocab::Observation;
+use model::vocab::{Observation, ResourceView};
 
 impl Lazy {
     /// The handler C++ calls for an uncaught exception: clear the default
-    /// trigger id; unhandled, exit with 1; handled, run `after` for every
+    /// trigger id; unhandled, exit with 1; handled, `setImmediate(noop)` (an
+    /// id and an init hook of type Immediate), then run `after` for every
     /// entry (`emitAfter(executionAsyncId())`, or `popAsyncContext(0)` for id
     /// 0) while `hasAsyncIdStack()` when after hooks exist, then
     /// `clearAsyncIdStack()`. The scope whose callback threw is marked failed
@@ -18,6 +19,16 @@ impl Lazy {
         if let Some(Frame::Native(scope)) = self.frames.last_mut() {
             scope.failed = true;
         }
+        // `require('timers').setImmediate(noop)`: the Immediate takes an id
+        // (`initAsyncResource`, lib/internal/timers.js).
+        let async_id = self.new_async_id();
+        let trigger_async_id = self.get_default_trigger_async_id();
+        self.emit_init_script(
+            async_id,
+            "Immediate",
+            trigger_async_id,
+            Some(ResourceView::Immediate(async_id)),
+        );
         if self.async_hooks.fields.k_after > 0 {
             loop {
                 let async_id = self.async_hooks.async_id_fields.k_execution_async_id;

@@ -15,6 +15,9 @@ pub enum ResourceView {
     /// The tick object of the tick with this async id
     /// (`lib/internal/process/task_queues.js`, `nextTick`).
     TickObject(AsyncId),
+    /// The `Immediate` that `setImmediate` made, by its async id (the
+    /// uncaught-exception handler makes one).
+    Immediate(AsyncId),
     /// `topLevelResource` (`lib/internal/async_hooks.js`): the stack is empty.
     TopLevel,
     /// `undefined`: a JS entry without a resource, a native entry whose
@@ -124,6 +127,7 @@ impl fmt::Display for ResourceView {
             ResourceView::Resource(r) => write!(f, "{r}"),
             ResourceView::Main => f.write_str("main"),
             ResourceView::TickObject(id) => write!(f, "tick:{id}"),
+            ResourceView::Immediate(id) => write!(f, "immediate:{id}"),
             ResourceView::TopLevel => f.write_str("topLevelResource"),
             ResourceView::Undefined => f.write_str("undefined"),
         }
