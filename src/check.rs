@@ -30,7 +30,7 @@ pub struct CheckConfig {
 impl Default for CheckConfig {
     fn default() -> Self {
         CheckConfig {
-            cases: 20_000,
+            cases: 100_000,
             seed: 66511,
             max_len: 80,
             mutant: None,
