@@ -135,7 +135,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State) -> Op {
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
         (if deep { 14 } else { 8 }, 3),        // callback-scope
-        (if deep { 6 } else { 6 }, 4),         // make-callback
+        (6, 4),                                // make-callback
         (
             if native_inner && depth > 1 {
                 if deep {
@@ -143,6 +143,9 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State) -> Op {
                 } else {
                     9
                 }
+            } else if native_inner {
+                // The main script's scope: kept 15% of the time (see generate).
+                3
             } else {
                 0
             },
@@ -253,7 +256,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State) -> Op {
         },
         12 => Op::EmitAfter {
             // Right (the current id) most of the time, wrong otherwise.
-            async_id: if rng.chance(70) {
+            async_id: if rng.chance(80) {
                 current
             } else {
                 st.pick_id(rng, env)
@@ -293,6 +296,8 @@ pub fn generate(seed: u64, max_ops: usize) -> Vec<Op> {
     };
     let target = if max_ops == 0 {
         0
+    } else if st.deep {
+        max_ops
     } else {
         1 + rng.below(max_ops as u64) as usize
     };
@@ -318,8 +323,14 @@ pub fn generate(seed: u64, max_ops: usize) -> Vec<Op> {
         }
         let mut e2 = env.clone();
         let Ok(obs) = e2.apply(&op) else { continue };
-        // Leave the main script's scope to the comparison's appended close.
-        if e2.frames.is_empty() && !e2.exited {
+        // Leave the main script's scope mostly to the comparison's appended
+        // close; sometimes go on after it, from the event loop.
+        if e2.frames.is_empty() && !e2.exited && !rng.chance(15) {
+            continue;
+        }
+        // Most deaths (a corrupted stack, a CHECK, an exit) are kept only
+        // once the trace has some length, so that traces get past them.
+        if e2.exited && ops.len() < target / 2 && !rng.chance(25) {
             continue;
         }
         match &op {
@@ -334,11 +345,7 @@ pub fn generate(seed: u64, max_ops: usize) -> Vec<Op> {
             Op::NextTick { .. } => st
                 .ids
                 .push(e2.async_hooks.async_id_fields.k_async_id_counter),
-            Op::EmitInit { async_id, .. } => {
-                if !st.ids.contains(async_id) {
-                    st.ids.push(*async_id);
-                }
-            }
+            Op::EmitInit { async_id, .. } if !st.ids.contains(async_id) => st.ids.push(*async_id),
             _ => {}
         }
         env = e2;

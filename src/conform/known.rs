@@ -5,7 +5,9 @@
 //! documented extras), so that a new kind of mismatch is never hidden.
 
 use super::{Mismatch, NodeObservation};
-use model::vocab::{HookEvent, Observation, Op};
+use model::eager::resources::NativeSlot;
+use model::vocab::{HookEvent, Observation, Op, ResourceView, Runtime};
+use model::Eager;
 
 /// A documented mismatch: its id (as in docs/conformance.md) and title.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,27 +21,14 @@ pub struct Known {
 /// Every documented mismatch.
 pub const KNOWN: &[Known] = &[
     Known {
-        id: "M1",
-        title: "a handled uncaught exception schedules an Immediate (setImmediate(noop)): init hooks see it, the model does not",
-    },
-    Known {
         id: "M2",
         title: "a handled uncaught exception in the main script does not mark the main script's scope failed: its close still runs the ticks",
     },
+    Known {
+        id: "M3",
+        title: "executionAsyncResource() reads a native stack entry whose scope has returned (a wrong pop left it): Node reads a dangling Local, the model the object",
+    },
 ];
-
-/// Node's text for the `init` of the Immediate that
-/// `onGlobalUncaughtException` schedules (see `observe.rs`).
-fn is_immediate_init(o: &NodeObservation) -> bool {
-    match o {
-        NodeObservation::Other(s) => {
-            s.starts_with('H')
-                && s.contains(".init(")
-                && s.contains(", Immediate, ..) with resource other:object:Immediate in the hook")
-        }
-        NodeObservation::Known(_) => false,
-    }
-}
 
 /// What processing ticks shows: the ticks and their before/after hooks.
 fn is_tick_processing(o: &NodeObservation) -> bool {
@@ -54,53 +43,52 @@ fn is_tick_processing(o: &NodeObservation) -> bool {
 }
 
 /// The documented mismatch `m` (a difference found in the trace `ops`) is an
-/// instance of, if any: `"M1"`, `"M2"`, or `"M1+M2"` when one group shows both.
+/// instance of, if any: `"M2"` or `"M3"`. (M1, found first, is fixed in the
+/// model: docs/conformance.md keeps its record.)
 pub fn classify(ops: &[Op], m: &Mismatch) -> Option<&'static str> {
     let group = ops.get(m.ops.clone())?;
+    if let [Op::ExecutionAsyncResource] = group {
+        let model_saw_object = matches!(
+            m.model.as_slice(),
+            [Observation::ExecutionAsyncResource(ResourceView::Resource(
+                _
+            ))]
+        );
+        if model_saw_object && m.node.len() == 1 && dangling_native_read(ops, m.ops.start) {
+            return Some("M3");
+        }
+        return None;
+    }
     let handled = group
         .iter()
         .any(|op| matches!(op, Op::UncaughtException { handled: true }));
     if !handled {
         return None;
     }
-    // M1: strip the Immediate inits (they come first: the handler schedules
-    // the Immediate before its emitAfter loop).
-    let first_other = m
-        .node
-        .iter()
-        .position(|o| !is_immediate_init(o))
-        .unwrap_or(m.node.len());
-    let m1 = first_other > 0;
-    let rest = &m.node[first_other..];
+    // M2: the group ends with the close of the main script's scope right
+    // after an uncaught exception thrown in it; node shows the model's
+    // observations, then the ticks the model skipped.
     let model: Vec<NodeObservation> = m
         .model
         .iter()
         .cloned()
         .map(NodeObservation::Known)
         .collect();
-    if rest == model.as_slice() {
-        return m1.then_some("M1");
-    }
-    // M2: the group ends with the close of the main script's scope right
-    // after an uncaught exception thrown in it; node shows the model's
-    // observations, then the ticks the model skipped.
-    let ends_main = m.ops.end == ops.len()
-        && matches!(group.last(), Some(Op::CloseScope { .. }))
-        && matches!(
-            group,
-            [
-                ..,
-                Op::UncaughtException { handled: true },
-                Op::CloseScope { .. }
-            ]
-        )
-        && main_is_innermost_at(ops, m.ops.end - 2);
+    let node = m.node.as_slice();
+    let ends_main = matches!(
+        group,
+        [
+            ..,
+            Op::UncaughtException { handled: true },
+            Op::CloseScope { .. }
+        ]
+    ) && main_is_innermost_at(ops, m.ops.end - 2);
     if ends_main
-        && rest.len() > model.len()
-        && rest.starts_with(&model)
-        && rest[model.len()..].iter().all(is_tick_processing)
+        && node.len() > model.len()
+        && node.starts_with(&model)
+        && node[model.len()..].iter().all(is_tick_processing)
     {
-        return Some(if m1 { "M1+M2" } else { "M2" });
+        return Some("M2");
     }
     None
 }
@@ -116,4 +104,57 @@ fn main_is_innermost_at(ops: &[Op], index: usize) -> bool {
         }
     }
     depth == 0
+}
+
+/// Whether `executionAsyncResource()` at op `index` reads the native resource
+/// of a stack entry whose native scope has already returned: replay the
+/// model, remembering which open op pushed each native entry.
+fn dangling_native_read(ops: &[Op], index: usize) -> bool {
+    let mut env = Eager::new();
+    // The op index of the native scope that pushed at each stack offset, and
+    // whether it has closed; the open native scopes, innermost last.
+    let mut pushed_by: Vec<Option<(usize, bool)>> = vec![None];
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    for (i, op) in ops.iter().enumerate().take(index) {
+        let offset = env.async_hooks.fields.k_stack_length as usize;
+        let closes_native = matches!(op, Op::CloseScope { .. });
+        if env.apply(op).is_err() {
+            return false;
+        }
+        match op {
+            Op::OpenScope { .. } => {
+                if pushed_by.len() <= offset {
+                    pushed_by.resize(offset + 1, None);
+                }
+                pushed_by[offset] = Some((i, false));
+                open.push((i, offset));
+            }
+            _ if closes_native => {
+                if let Some((_, at)) = open.pop() {
+                    if let Some(Some(entry)) = pushed_by.get_mut(at) {
+                        entry.1 = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let length = env.async_hooks.fields.k_stack_length as usize;
+    if length == 0 {
+        return false;
+    }
+    let top = length - 1;
+    if env
+        .async_hooks
+        .js_execution_async_resources
+        .get(top)
+        .is_some()
+    {
+        return false;
+    }
+    let native = matches!(
+        env.async_hooks.native_execution_async_resources.get(top),
+        Some(Some(NativeSlot::Local(ResourceView::Resource(_))))
+    );
+    native && matches!(pushed_by.get(top), Some(Some((_, true))))
 }

@@ -394,8 +394,7 @@ impl Harness {
         let workers = std::thread::available_parallelism()
             .map_or(4, |n| n.get())
             .clamp(1, 8);
-        let mut results: Vec<(usize, u64, Vec<Op>, Result<Verdict, ConformError>)> =
-            Vec::with_capacity(cases);
+        let mut results: Vec<CaseResult> = Vec::with_capacity(cases);
         std::thread::scope(|scope| {
             let chunks: Vec<&[(usize, u64, Vec<Op>)]> =
                 traces.chunks(cases.div_ceil(workers).max(1)).collect();
@@ -431,6 +430,14 @@ impl Harness {
                         *summary.exercised.entry(op.kind()).or_default() += 1;
                     }
                     summary.deepest = summary.deepest.max(v.max_stack_length);
+                    let ending = match v.model.iter().flatten().last() {
+                        Some(Observation::CorruptedStack { .. }) => "corrupted stack".to_string(),
+                        Some(Observation::CheckFailed(c)) => format!("CHECK {c:?}"),
+                        Some(Observation::Exit(code)) => format!("exit {code}"),
+                        _ => "ran to the end".to_string(),
+                    };
+                    *summary.endings.entry(ending).or_default() += 1;
+                    summary.ops_run += v.ops.len();
                     if v.max_stack_length as usize > model::eager::id_stack::INITIAL_STACK_PAIRS {
                         summary.past_initial_stack += 1;
                     }
@@ -466,6 +473,9 @@ pub fn conform_trace(ops: &[Op], keep: Option<&Path>) -> Result<Verdict, Conform
     Harness::shared()?.conform_trace(ops, keep)
 }
 
+/// A random case: number, seed, trace, and its verdict.
+type CaseResult = (usize, u64, Vec<Op>, Result<Verdict, ConformError>);
+
 /// One random case that did not match.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaseMismatch {
@@ -500,6 +510,11 @@ pub struct Summary {
     pub exercised: BTreeMap<&'static str, usize>,
     /// The deepest id stack of any compared case.
     pub deepest: u32,
+    /// How the compared cases ended (on the model's side): ran to the end,
+    /// corrupted stack, a CHECK, an exit.
+    pub endings: BTreeMap<String, usize>,
+    /// Ops run over the compared cases (appended closes included).
+    pub ops_run: usize,
     /// Compared cases whose id stack outgrew the 16 pairs JS starts with
     /// (so that JS pushes went through `pushAsyncContext_` and the stack grew).
     pub past_initial_stack: usize,
@@ -545,6 +560,22 @@ impl fmt::Display for Summary {
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
         writeln!(f, "exercised: {}", kinds.join(", "))?;
+        writeln!(
+            f,
+            "deepest id stack: {}; cases past the initial 16 pairs: {}",
+            self.deepest, self.past_initial_stack
+        )?;
+        let endings: Vec<String> = self
+            .endings
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        writeln!(
+            f,
+            "{} ops run; endings: {}",
+            self.ops_run,
+            endings.join(", ")
+        )?;
         let missing = self.not_exercised();
         if !missing.is_empty() {
             writeln!(f, "not exercised: {}", missing.join(", "))?;

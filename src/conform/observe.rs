@@ -87,6 +87,14 @@ impl Renamer {
                         return Ok(ResourceView::TickObject(self.map(id as AsyncId)));
                     }
                 }
+                if let Some(id) = s
+                    .strip_prefix("immediate:")
+                    .and_then(|n| n.parse::<f64>().ok())
+                {
+                    if id.fract() == 0.0 {
+                        return Ok(ResourceView::Immediate(self.map(id as AsyncId)));
+                    }
+                }
                 Err(format!("resource {s}"))
             }
         }

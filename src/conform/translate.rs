@@ -211,13 +211,37 @@ impl Checker {
         Ok(())
     }
 
-    fn shape(&self, op: &Op) -> Result<Shape, Unsupported> {
-        if self.main_closed {
+    fn open_scope_shape(&self, op: &Op) -> Result<Shape, Unsupported> {
+        let Op::OpenScope {
+            kind,
+            context,
+            resource,
+            flags,
+        } = op
+        else {
+            return self.refuse(op, "not a scope");
+        };
+        self.check_id(op, context.async_id)?;
+        self.check_id(op, context.trigger_async_id)?;
+        if resource.holder == Holder::Global {
             return self.refuse(
                 op,
-                "the main script has ended (its scope was closed); what runs after it comes from the event loop, which the model does not have",
+                "a `global` resource holder: v20's public node::CallbackScope and node::MakeCallback take a Local<Object> only",
             );
         }
+        if *flags != ScopeFlags::default() {
+            return self.refuse(
+                op,
+                "skip-hooks / skip-queues are InternalCallbackScope flags that node::CallbackScope does not expose",
+            );
+        }
+        Ok(Shape::Open(match kind {
+            ScopeKind::CallbackScope => FrameKind::CallbackScope,
+            ScopeKind::MakeCallback => FrameKind::MakeCallback,
+        }))
+    }
+
+    fn shape(&self, op: &Op) -> Result<Shape, Unsupported> {
         if self.exited {
             return self.refuse(
                 op,
@@ -225,7 +249,15 @@ impl Checker {
             );
         }
         let Some(innermost) = self.frames.last() else {
-            return self.refuse(op, "no frame is open");
+            // After the main script: the program's event-loop callback runs
+            // JS outside any scope only to open a native one.
+            if matches!(op, Op::OpenScope { .. }) {
+                return self.open_scope_shape(op);
+            }
+            return self.refuse(
+                op,
+                "after the main script (its scope closed), JavaScript runs from the event loop only inside a native scope: open one with callback-scope or make-callback",
+            );
         };
         if innermost.thrown.is_some() && !matches!(op, Op::CloseScope { .. }) {
             return self.refuse(
@@ -267,29 +299,7 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
-            Op::OpenScope {
-                kind,
-                resource,
-                flags,
-                ..
-            } => {
-                if resource.holder == Holder::Global {
-                    return self.refuse(
-                        op,
-                        "a `global` resource holder: v20's public node::CallbackScope and node::MakeCallback take a Local<Object> only",
-                    );
-                }
-                if *flags != ScopeFlags::default() {
-                    return self.refuse(
-                        op,
-                        "skip-hooks / skip-queues are InternalCallbackScope flags that node::CallbackScope does not expose",
-                    );
-                }
-                Ok(Shape::Open(match kind {
-                    ScopeKind::CallbackScope => FrameKind::CallbackScope,
-                    ScopeKind::MakeCallback => FrameKind::MakeCallback,
-                }))
-            }
+            Op::OpenScope { .. } => self.open_scope_shape(op),
             Op::CloseScope { threw } => {
                 let kind = innermost.kind;
                 if !kind.is_native() {
@@ -538,6 +548,9 @@ pub fn translate(
                                 "{marker} // {op}: the end of the main script\n"
                             ));
                         }
+                        // What follows runs from the event loop.
+                        out.push_str("\nfunction afterMainScript() {\n");
+                        indent = 1;
                     }
                 }
             }
@@ -618,10 +631,10 @@ pub fn translate(
     // Frames the trace leaves open end with the program's functions, without
     // markers (conform_trace appends explicit closes, so this is for direct
     // callers of translate).
-    while checker.frames.len() > 1 {
-        let Some(frame) = checker.frames.pop() else {
+    while let Some(frame) = checker.frames.pop() {
+        if frame.kind == FrameKind::Main {
             break;
-        };
+        }
         indent = indent.saturating_sub(1);
         let close = match frame.kind {
             FrameKind::CallbackScope => "}, -1);",
@@ -635,6 +648,9 @@ pub fn translate(
             _ => "});",
         };
         out.push_str(&format!("{}{close}\n", pad(indent)));
+    }
+    if checker.main_closed {
+        out.push_str("}\n");
     }
     let mut node_args = Vec::new();
     if checker.no_force_checks {

@@ -110,17 +110,35 @@ void MakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
   (void)ret;
 }
 
-// loopMarker(): write {"k":"loop"} from the first prepare phase of the event
-// loop, i.e. once the main script's scope has closed (its ticks included) and
-// before any immediate or destroy hook runs. Everything after it is the
+// loopMarker(): from the first prepare phase of the event loop, i.e. once the
+// main script's scope has closed (its ticks included) and before any
+// immediate or destroy hook runs: call the function given to afterMain(), if
+// any (the trace's ops after the end of the main script: JS called from the
+// event loop outside any scope, which opens its own native scopes, as a libuv
+// callback does), then write {"k":"loop"}. Everything after that line is the
 // epilogue, which the model does not cover.
 uv_prepare_t prepare_handle;
 bool prepare_started = false;
+v8::Global<Function> after_main;
+v8::Global<Context> after_main_context;
+Isolate* after_main_isolate = nullptr;
 
 void OnPrepare(uv_prepare_t* handle) {
-  WriteLine("{\"k\":\"loop\"}\n");
   uv_prepare_stop(handle);
   uv_close(reinterpret_cast<uv_handle_t*>(handle), nullptr);
+  if (!after_main.IsEmpty() && after_main_isolate != nullptr) {
+    Isolate* isolate = after_main_isolate;
+    HandleScope handle_scope(isolate);
+    Local<Context> context = after_main_context.Get(isolate);
+    Context::Scope context_scope(context);
+    Local<Function> fn = after_main.Get(isolate);
+    after_main.Reset();
+    after_main_context.Reset();
+    TryCatch try_catch(isolate);
+    MaybeLocal<Value> ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
+    if (ret.IsEmpty()) WriteLine("{\"k\":\"glue-threw\"}\n");
+  }
+  WriteLine("{\"k\":\"loop\"}\n");
 }
 
 void LoopMarker(const FunctionCallbackInfo<Value>& args) {
@@ -132,10 +150,21 @@ void LoopMarker(const FunctionCallbackInfo<Value>& args) {
   uv_prepare_start(&prepare_handle, OnPrepare);
 }
 
+// afterMain(fn): fn runs from the event loop once the main script is over
+// (see loopMarker).
+void AfterMain(const FunctionCallbackInfo<Value>& args) {
+  if (args.Length() < 1 || !args[0]->IsFunction()) return;
+  Isolate* isolate = args.GetIsolate();
+  after_main_isolate = isolate;
+  after_main.Reset(isolate, args[0].As<Function>());
+  after_main_context.Reset(isolate, isolate->GetCurrentContext());
+}
+
 void Init(Local<Object> exports) {
   NODE_SET_METHOD(exports, "callbackScope", CallbackScopeFn);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallbackFn);
   NODE_SET_METHOD(exports, "loopMarker", LoopMarker);
+  NODE_SET_METHOD(exports, "afterMain", AfterMain);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ const asyncHooks = require('async_hooks');
 const iah = require('internal/async_hooks');
 require('internal/promise_hooks'); // AsyncHook.enable -> updatePromiseHookMode
 require('timers'); // onGlobalUncaughtException -> setImmediate
+const { Immediate, async_id_symbol: timer_async_id_symbol } = require('internal/timers');
 // The fatal-exception report writes to process.stderr: create that stream
 // (a PIPEWRAP, FILEHANDLE or TTYWRAP) now, while no hook sees it.
 void process.stderr;
@@ -71,6 +72,7 @@ function nameOf(r) {
   if (r !== null && typeof r === 'object' && tickCallbacks.has(r.callback)) {
     return 'tick:' + r[async_id_symbol];
   }
+  if (r instanceof Immediate) return 'immediate:' + r[timer_async_id_symbol];
   let ctor = '?';
   try {
     ctor = String(r?.constructor?.name);
@@ -143,7 +145,17 @@ function uncaught(handled) {
 // would catch: the addon's TryCatch swallows it.
 class Thrown extends Error {}
 
+// The prologue's own resources (the process.stderr stream) took ids: put the
+// counter back to where a fresh main script has it (1), so that the trace's
+// newAsyncId() and ticks get the model's numbers. The ids renaming below
+// still covers any id Node takes on its own later.
+aw.async_id_fields[K.kAsyncIdCounter] = 1;
+
 addon.loopMarker();
+// The trace's ops after the end of the main script, if any, are the
+// function declaration `afterMainScript` at the end of the file (hoisted, so
+// it is registered even if the main script throws).
+if (typeof afterMainScript === 'function') addon.afterMain(afterMainScript);
 W({ k: 'start' });
 
 // ---- the trace ----
