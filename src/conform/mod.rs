@@ -617,3 +617,85 @@ pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(groups: &[(usize, Vec<Observation>)]) -> observe::NodeOutput {
+        observe::NodeOutput {
+            groups: groups
+                .iter()
+                .map(|(k, v)| (*k, v.iter().cloned().map(NodeObservation::Known).collect()))
+                .collect(),
+            started: true,
+            ..observe::NodeOutput::default()
+        }
+    }
+
+    #[test]
+    fn compare_finds_each_differing_group() {
+        let ops = vec![Op::ExecutionAsyncId, Op::TriggerAsyncId, Op::NewAsyncId];
+        let model = vec![
+            vec![Observation::ExecutionAsyncId(1)],
+            vec![Observation::TriggerAsyncId(0)],
+            vec![Observation::NewAsyncId(2)],
+        ];
+        let same = output(&[
+            (0, model[0].clone()),
+            (1, model[1].clone()),
+            (2, model[2].clone()),
+        ]);
+        assert!(compare(&ops, &model, &[0, 1, 2], &same).is_empty());
+        let differs = output(&[
+            (0, model[0].clone()),
+            (1, vec![Observation::TriggerAsyncId(5)]),
+            (2, vec![]),
+        ]);
+        let found = compare(&ops, &model, &[0, 1, 2], &differs);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].ops, 1..2);
+        assert_eq!(found[1].ops, 2..3);
+        // Fused: ops 1 and 2 compared together.
+        let fused = output(&[
+            (0, model[0].clone()),
+            (1, vec![model[1][0].clone(), model[2][0].clone()]),
+        ]);
+        assert!(compare(&ops, &model, &[0, 1], &fused).is_empty());
+        // A death before the last marker: that group is empty on node's side.
+        let died = output(&[(0, model[0].clone())]);
+        assert_eq!(compare(&ops, &model, &[0, 1, 2], &died).len(), 2);
+    }
+
+    #[test]
+    fn the_model_side_completes_and_cuts() {
+        let ops = vec![Op::OpenScope {
+            kind: model::vocab::ScopeKind::CallbackScope,
+            context: model::vocab::AsyncContext {
+                async_id: 5,
+                trigger_async_id: 1,
+            },
+            resource: model::vocab::NativeResource {
+                id: model::vocab::ResourceId(1),
+                holder: model::vocab::Holder::Local,
+            },
+            flags: model::vocab::ScopeFlags::default(),
+        }];
+        let run = match run_model(&ops) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(run.given, 1);
+        assert_eq!(run.ops.len(), 3, "the scope's close and the main script's");
+        let dies = vec![Op::EmitAfter { async_id: 9 }, Op::ExecutionAsyncId];
+        let run = match run_model(&dies) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!((run.given, run.cut, run.ops.len()), (1, 1, 1));
+        assert!(matches!(
+            run_model(&[Op::ExitRunInAsyncScope]),
+            Err(ConformError::ModelRejected { index: 0, .. })
+        ));
+    }
+}

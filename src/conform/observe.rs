@@ -313,3 +313,106 @@ fn push(out: &mut NodeOutput, current: Option<usize>, in_loop: bool, o: NodeObse
         None => out.before_first.push(o),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(stdout: &str, stderr: &str, code: Option<i32>, signal: Option<i32>) -> NodeRun {
+        NodeRun {
+            stdout: stdout.to_string(),
+            stderr: stderr.to_string(),
+            code,
+            signal,
+            timed_out: false,
+        }
+    }
+
+    #[test]
+    fn groups_renaming_and_the_corrupted_stack() {
+        let out = read(&run(
+            concat!(
+                "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"new\",\"v\":7}\n{\"k\":\"assign\",\"m\":2,\"v\":7}\n",
+                "{\"op\":1}\n{\"k\":\"hook\",\"h\":\"H1\",\"ev\":\"after\",\"id\":7,\"e\":1,\"t\":0}\n"
+            ),
+            "Error: async hook stack has become corrupted (actual: 1, expected: 7)\n",
+            Some(1),
+            None,
+        ));
+        assert!(out.started);
+        assert_eq!(
+            out.groups[&0],
+            vec![NodeObservation::Known(Observation::NewAsyncId(2))]
+        );
+        assert_eq!(
+            out.groups[&1],
+            vec![
+                NodeObservation::Known(Observation::Hook {
+                    hook: HookId(1),
+                    event: HookEvent::After(2),
+                    execution_async_id: 1,
+                    trigger_async_id: 0,
+                }),
+                NodeObservation::Known(Observation::CorruptedStack {
+                    actual: 1,
+                    expected: 2
+                }),
+            ]
+        );
+        assert_eq!(out.renamed, vec![(2, 7)]);
+    }
+
+    #[test]
+    fn checks_exits_and_the_epilogue() {
+        let out = read(&run(
+            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "  #  Assertion failed: (env_->trigger_async_id()) == (0)\n",
+            None,
+            Some(6),
+        ));
+        assert_eq!(
+            out.groups[&0],
+            vec![NodeObservation::Known(Observation::CheckFailed(
+                FailedCheck::TriggerAsyncIdIsZero
+            ))]
+        );
+        let out = read(&run(
+            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "Error: boom\n",
+            Some(1),
+            None,
+        ));
+        assert_eq!(
+            out.groups[&0],
+            vec![NodeObservation::Known(Observation::Exit(1))]
+        );
+        let out = read(&run(
+            "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"loop\"}\n{\"k\":\"eid\",\"v\":3}\n",
+            "",
+            Some(0),
+            None,
+        ));
+        assert_eq!(out.groups[&0], vec![]);
+        assert_eq!(out.epilogue.len(), 1);
+    }
+
+    #[test]
+    fn what_the_vocabulary_cannot_say_stays_visible() {
+        let out = read(&run(
+            "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"ear\",\"r\":\"other:object:Foo\"}\nnot json\n",
+            "",
+            Some(0),
+            None,
+        ));
+        assert!(matches!(
+            &out.groups[&0][..],
+            [NodeObservation::Other(_), NodeObservation::Other(_)]
+        ));
+        let out = read(&run("", "SyntaxError\n", Some(1), None));
+        assert!(!out.started);
+        assert_eq!(
+            out.before_first,
+            vec![NodeObservation::Known(Observation::Exit(1))]
+        );
+    }
+}

@@ -662,3 +662,85 @@ pub fn translate(
         group_starts,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::vocab::{AsyncContext, NativeResource, ResourceId};
+
+    fn scope(kind: ScopeKind) -> Op {
+        Op::OpenScope {
+            kind,
+            context: AsyncContext {
+                async_id: 5,
+                trigger_async_id: 1,
+            },
+            resource: NativeResource {
+                id: ResourceId(1),
+                holder: Holder::Local,
+            },
+            flags: ScopeFlags::default(),
+        }
+    }
+
+    #[test]
+    fn markers_and_fused_groups() {
+        let ops = vec![
+            scope(ScopeKind::MakeCallback),
+            Op::UncaughtException { handled: true },
+            Op::CloseScope { threw: true },
+            Op::ExecutionAsyncId,
+            Op::CloseScope { threw: false },
+        ];
+        let p = match translate(&ops, &[], Path::new("/x/addon.node")) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        // The make-callback's close right after the exception has no marker.
+        assert_eq!(p.group_starts, vec![0, 1, 3, 4]);
+        assert!(p.source.contains("}, true); // close threw"));
+        assert!(p.source.contains("require(\"/x/addon.node\")"));
+        assert!(p.source.contains("function afterMainScript() {"));
+    }
+
+    #[test]
+    fn refusals() {
+        let refused = |ops: &[Op]| check(ops).err().map(|u| u.index);
+        assert_eq!(refused(&[Op::Stop]), Some(0));
+        assert_eq!(
+            refused(&[Op::ExecutionAsyncId, Op::NoForceAsyncHooksChecks]),
+            Some(1)
+        );
+        assert_eq!(
+            refused(&[
+                scope(ScopeKind::CallbackScope),
+                Op::CloseScope { threw: true }
+            ]),
+            Some(1)
+        );
+        assert_eq!(
+            refused(&[
+                scope(ScopeKind::CallbackScope),
+                Op::UncaughtException { handled: true },
+                Op::CloseScope { threw: true },
+            ]),
+            None
+        );
+        assert_eq!(
+            refused(&[Op::UncaughtException { handled: true }, Op::NewAsyncId,]),
+            Some(1)
+        );
+        assert_eq!(refused(&[Op::EmitAfter { async_id: 1 << 60 }]), Some(0));
+        assert_eq!(
+            refused(&[
+                Op::CloseScope { threw: false },
+                scope(ScopeKind::CallbackScope)
+            ]),
+            None
+        );
+        assert_eq!(
+            refused(&[Op::CloseScope { threw: false }, Op::TickCallback]),
+            Some(1)
+        );
+    }
+}
