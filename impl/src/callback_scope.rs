@@ -39,6 +39,9 @@ pub struct InternalCallbackScope {
     pub lazy: bool,
     /// The JS trampoline around the callback (MakeCallback with hooks).
     pub trampoline: Option<Trampoline>,
+    /// The main script's scope (`StartExecution`, `src/node.cc`): a bare
+    /// `InternalCallbackScope`, which no `TryCatch` marks failed.
+    pub main_script: bool,
 }
 
 /// The lazy condition (PR 66511: "no async hook and no executionAsyncResource()
@@ -69,6 +72,7 @@ impl InternalCallbackScope {
             pushed_ids: false,
             lazy: false,
             trampoline: None,
+            main_script: false,
         };
         env.async_callback_scope_depth += 1;
         if env.is_stopping {

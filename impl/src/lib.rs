@@ -159,6 +159,8 @@ impl Lazy {
             Ok(scope) => scope,
             Err(_) => unreachable!("the main-script scope {{1, 0}} passes every check"),
         };
+        let mut main = main;
+        main.main_script = true;
         env.frames.push(Frame::Native(main));
         env
     }

@@ -34,6 +34,9 @@ pub struct InternalCallbackScope {
     pub pushed_ids: bool,
     /// The JS trampoline around the callback (MakeCallback with hooks).
     pub trampoline: Option<Trampoline>,
+    /// The main script's scope (`StartExecution`, `src/node.cc`): a bare
+    /// `InternalCallbackScope`, which no `TryCatch` marks failed.
+    pub main_script: bool,
 }
 
 impl InternalCallbackScope {
@@ -55,6 +58,7 @@ impl InternalCallbackScope {
             failed: false,
             pushed_ids: false,
             trampoline: None,
+            main_script: false,
         };
         env.async_callback_scope_depth += 1;
         if env.is_stopping {

@@ -10,14 +10,18 @@ impl Eager {
     /// entry (`emitAfter(executionAsyncId())`, or `popAsyncContext(0)` for id
     /// 0) while `hasAsyncIdStack()` when after hooks exist, then
     /// `clearAsyncIdStack()`. The scope whose callback threw is marked failed
-    /// (its `TryCatch` caught the exception).
+    /// (the `TryCatch` of `node::CallbackScope` caught it, or
+    /// `InternalMakeCallback` saw the empty result); the main script's bare
+    /// `InternalCallbackScope` is not.
     pub(crate) fn on_global_uncaught_exception(&mut self, handled: bool) -> Result<(), Died> {
         self.async_hooks.async_id_fields.k_default_trigger_async_id = -1;
         if !handled {
             return Err(Died(Observation::Exit(1)));
         }
         if let Some(Frame::Native(scope)) = self.frames.last_mut() {
-            scope.failed = true;
+            if !scope.main_script {
+                scope.failed = true;
+            }
         }
         // `require('timers').setImmediate(noop)`: the Immediate takes an id
         // (`initAsyncResource`, lib/internal/timers.js).

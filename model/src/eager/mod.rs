@@ -151,6 +151,8 @@ impl Eager {
             Ok(scope) => scope,
             Err(_) => unreachable!("the main-script scope {{1, 0}} passes every check"),
         };
+        let mut main = main;
+        main.main_script = true;
         env.frames.push(Frame::Native(main));
         env
     }
