@@ -30,6 +30,7 @@ use stateright::{Checker, HasDiscoveries, Model, Property};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -489,7 +490,17 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         if let Some(before) = state.lazy.lazy_view() {
             coverage.before_op(before, op);
         }
-        let l = lazy.apply(op);
+        // A panic of the side under test is a divergence, as in the
+        // lockstep harness; the state is never expanded afterwards.
+        let l = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lazy.apply(op)))
+            .unwrap_or_else(|panic| {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic".to_string());
+                Err(OpError::Internal(format!("the lazy side panicked: {why}")))
+            });
         if let (Some(after), Ok(obs)) = (lazy.lazy_view(), &l) {
             coverage.after_op(closing_lazy, after, op, obs);
         }
@@ -793,26 +804,33 @@ pub fn explore<E: Reference, L: Explorable>(
     // Init is depth 1 and states at the target depth are not checked: +2 so
     // that states `depth` ops deep are checked (none are expanded further,
     // see `actions`).
-    let checker = model
+    let mut checker = model
         .checker()
         .threads(config.threads.max(1))
         .target_max_depth(config.depth + 2)
         .finish_when(HasDiscoveries::AnyFailures)
         .spawn_bfs();
-    while !checker.is_done() {
+    // Join the checker threads on a thread of our own, so that the end is
+    // seen at once while progress is reported every 100 ms.
+    let handles = checker.handles();
+    let (done, finished) = mpsc::channel();
+    let joiner = std::thread::spawn(move || {
+        let panicked = handles.into_iter().map(|h| h.join()).find_map(Result::err);
+        let _ = done.send(());
+        panicked
+    });
+    while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(Duration::from_millis(100)) {
         progress(Progress {
             generated: checker.state_count() + leaves.load(Ordering::Relaxed),
             unique: checker.unique_state_count(),
             depth: checker.max_depth().saturating_sub(1),
         });
-        for _ in 0..10 {
-            if checker.is_done() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
     }
-    let checker = checker.join();
+    // A checker thread panics only on a bug of the reference side (the side
+    // under test's panics are caught as divergences): pass it on.
+    if let Ok(Some(panic)) | Err(panic) = joiner.join() {
+        std::panic::resume_unwind(panic);
+    }
     let elapsed = start.elapsed();
     let discoveries = checker.discoveries();
     let explored_len = |name: &str| discoveries.get(name).map(|p| p.last_state().trace.len());
