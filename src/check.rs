@@ -113,7 +113,7 @@ fn runner(seed: u64, cases: u32) -> TestRunner {
         cases,
         failure_persistence: None,
         max_shrink_iters: 100_000,
-        max_local_rejects: 1_000_000,
+        max_local_rejects: u32::MAX,
         ..Config::default()
     };
     TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))

@@ -77,10 +77,6 @@ fn resource_strategy() -> BoxedStrategy<ResourceId> {
     (1..=RESOURCES).prop_map(ResourceId).boxed()
 }
 
-fn hook_strategy() -> BoxedStrategy<HookId> {
-    (1..=HOOKS).prop_map(HookId).boxed()
-}
-
 fn callbacks_strategy() -> BoxedStrategy<HookCallbacks> {
     prop_oneof![
         3 => Just(HookCallbacks::ALL),
@@ -147,14 +143,19 @@ pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
     let exit_default_weight =
         u32::from(matches!(innermost, Some(Frame::DefaultTriggerScope { .. }))) * 6;
     let first = eager.ops_applied == 0;
+    let created: Vec<HookId> = eager.hooks.created.keys().copied().collect();
+    let uncreated: Vec<HookId> = (1..=HOOKS)
+        .map(HookId)
+        .filter(|h| !eager.hooks.created.contains_key(h))
+        .collect();
     let choices: Vec<(u32, BoxedStrategy<Op>)> = vec![
         (u32::from(first) * 2, Just(Op::NoForceAsyncHooksChecks).boxed()),
         (open_weight, open_scope_strategy(ids.clone()).boxed()),
         (close_weight, prop_oneof![9 => Just(Op::CloseScope { threw: false }), 1 => Just(Op::CloseScope { threw: true })].boxed()),
         (1, resource_strategy().prop_map(Op::ResetGlobal).boxed()),
-        (2, (hook_strategy(), callbacks_strategy()).prop_map(|(hook, callbacks)| Op::CreateHook { hook, callbacks }).boxed()),
-        (3, hook_strategy().prop_map(Op::EnableHook).boxed()),
-        (2, hook_strategy().prop_map(Op::DisableHook).boxed()),
+        (2 * u32::from(!uncreated.is_empty()), (proptest::sample::select(uncreated), callbacks_strategy()).prop_map(|(hook, callbacks)| Op::CreateHook { hook, callbacks }).boxed()),
+        (3 * u32::from(!created.is_empty()), proptest::sample::select(created.clone()).prop_map(Op::EnableHook).boxed()),
+        (2 * u32::from(!created.is_empty()), proptest::sample::select(created).prop_map(Op::DisableHook).boxed()),
         (1, (ids.clone(), ids.clone(), proptest::option::of(resource_strategy())).prop_map(|(async_id, trigger_async_id, resource)| Op::EmitInit {
             async_id,
             type_name: "event".to_string(),
@@ -183,7 +184,7 @@ pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
         (4, Just(Op::ExecutionAsyncResource).boxed()),
         (1, Just(Op::DefaultTriggerAsyncId).boxed()),
         (1, Just(Op::NewAsyncId).boxed()),
-        (1, prop_oneof![5 => Just(Op::UncaughtException { handled: true }), 1 => Just(Op::UncaughtException { handled: false })].boxed()),
+        (u32::from(matches!(innermost, Some(Frame::Native(_)))), prop_oneof![5 => Just(Op::UncaughtException { handled: true }), 1 => Just(Op::UncaughtException { handled: false })].boxed()),
         (1, Just(Op::ClearAsyncIdStack).boxed()),
         // Rare: nothing but closes can follow it.
         (u32::from(eager.frames.len() > 1), Just(Op::Stop).boxed()),
