@@ -73,6 +73,16 @@ fn id_strategy(ids: &[AsyncId]) -> BoxedStrategy<AsyncId> {
     .boxed()
 }
 
+/// One of `hooks` (H1 when there are none: the caller gives that choice
+/// weight 0 then, so it is never drawn).
+fn pick(hooks: Vec<HookId>) -> BoxedStrategy<HookId> {
+    if hooks.is_empty() {
+        Just(HookId(1)).boxed()
+    } else {
+        proptest::sample::select(hooks).boxed()
+    }
+}
+
 fn resource_strategy() -> BoxedStrategy<ResourceId> {
     (1..=RESOURCES).prop_map(ResourceId).boxed()
 }
@@ -153,9 +163,9 @@ pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
         (open_weight, open_scope_strategy(ids.clone()).boxed()),
         (close_weight, prop_oneof![9 => Just(Op::CloseScope { threw: false }), 1 => Just(Op::CloseScope { threw: true })].boxed()),
         (1, resource_strategy().prop_map(Op::ResetGlobal).boxed()),
-        (2 * u32::from(!uncreated.is_empty()), (proptest::sample::select(uncreated), callbacks_strategy()).prop_map(|(hook, callbacks)| Op::CreateHook { hook, callbacks }).boxed()),
-        (3 * u32::from(!created.is_empty()), proptest::sample::select(created.clone()).prop_map(Op::EnableHook).boxed()),
-        (2 * u32::from(!created.is_empty()), proptest::sample::select(created).prop_map(Op::DisableHook).boxed()),
+        (2 * u32::from(!uncreated.is_empty()), (pick(uncreated), callbacks_strategy()).prop_map(|(hook, callbacks)| Op::CreateHook { hook, callbacks }).boxed()),
+        (3 * u32::from(!created.is_empty()), pick(created.clone()).prop_map(Op::EnableHook).boxed()),
+        (2 * u32::from(!created.is_empty()), pick(created).prop_map(Op::DisableHook).boxed()),
         (1, (ids.clone(), ids.clone(), proptest::option::of(resource_strategy())).prop_map(|(async_id, trigger_async_id, resource)| Op::EmitInit {
             async_id,
             type_name: "event".to_string(),
