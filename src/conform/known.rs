@@ -4,9 +4,9 @@
 //! documented one (node's observations are the model's plus precisely the
 //! documented extras), so that a new kind of mismatch is never hidden.
 
-use super::{Mismatch, NodeObservation};
+use super::Mismatch;
 use model::eager::resources::NativeSlot;
-use model::vocab::{HookEvent, Observation, Op, ResourceView, Runtime};
+use model::vocab::{Observation, Op, ResourceView, Runtime};
 use model::Eager;
 
 /// A documented mismatch: its id (as in docs/conformance.md) and title.
@@ -30,34 +30,18 @@ pub fn diverges(id: &str) -> bool {
 /// Every documented mismatch.
 pub const KNOWN: &[Known] = &[
     Known {
-        id: "M2",
-        title: "a handled uncaught exception in the main script does not mark the main script's scope failed: its close still runs the ticks",
-        diverges: true,
-    },
-    Known {
         id: "M3",
         title: "executionAsyncResource() reads a native stack entry whose scope has returned (a wrong pop left it): Node reads a dangling Local, the model the object",
         diverges: false,
     },
 ];
 
-/// What processing ticks shows: the ticks and their before/after hooks.
-fn is_tick_processing(o: &NodeObservation) -> bool {
-    matches!(
-        o,
-        NodeObservation::Known(Observation::Tick { .. })
-            | NodeObservation::Known(Observation::Hook {
-                event: HookEvent::Before(_) | HookEvent::After(_),
-                ..
-            })
-    )
-}
-
 /// The documented mismatch `m` (a difference found in the trace `ops`) is an
-/// instance of, if any: `"M2"` or `"M3"`. (M1, found first, is fixed in the
-/// model: docs/conformance.md keeps its record.)
+/// instance of, if any: `"M3"`. (M1 and M2 are fixed in the model:
+/// docs/conformance.md keeps their record.)
 pub fn classify(ops: &[Op], m: &Mismatch) -> Option<&'static str> {
     let group = ops.get(m.ops.clone())?;
+    // M3: node returned something else for a read of a dangling native entry.
     if let [Op::ExecutionAsyncResource] = group {
         let model_saw_object = matches!(
             m.model.as_slice(),
@@ -68,53 +52,8 @@ pub fn classify(ops: &[Op], m: &Mismatch) -> Option<&'static str> {
         if model_saw_object && m.node.len() == 1 && dangling_native_read(ops, m.ops.start) {
             return Some("M3");
         }
-        return None;
-    }
-    let handled = group
-        .iter()
-        .any(|op| matches!(op, Op::UncaughtException { handled: true }));
-    if !handled {
-        return None;
-    }
-    // M2: the group ends with the close of the main script's scope right
-    // after an uncaught exception thrown in it; node shows the model's
-    // observations, then the ticks the model skipped.
-    let model: Vec<NodeObservation> = m
-        .model
-        .iter()
-        .cloned()
-        .map(NodeObservation::Known)
-        .collect();
-    let node = m.node.as_slice();
-    let ends_main = matches!(
-        group,
-        [
-            ..,
-            Op::UncaughtException { handled: true },
-            Op::CloseScope { .. }
-        ]
-    ) && main_is_innermost_at(ops, m.ops.end - 2);
-    if ends_main
-        && node.len() > model.len()
-        && node.starts_with(&model)
-        && node[model.len()..].iter().all(is_tick_processing)
-    {
-        return Some("M2");
     }
     None
-}
-
-/// Whether only the main script's scope is open before op `index`.
-fn main_is_innermost_at(ops: &[Op], index: usize) -> bool {
-    let mut depth = 0usize;
-    for op in ops.iter().take(index) {
-        if op.opens_frame() {
-            depth += 1;
-        } else if op.closes_frame() {
-            depth = depth.saturating_sub(1);
-        }
-    }
-    depth == 0
 }
 
 /// Whether `executionAsyncResource()` at op `index` reads the native resource
