@@ -6,6 +6,7 @@ pub mod cli;
 pub mod conform;
 pub mod coverage;
 pub mod explore;
+pub mod fuzzing;
 pub mod generate;
 pub mod lockstep;
 pub mod mutants;

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod error;
 pub mod explore;
+pub mod fuzz_trace;
 pub mod input;
 pub mod mutants;
 pub mod replay;
@@ -59,6 +60,8 @@ pub enum Command {
     /// Bounded exhaustive exploration (stateright, breadth first) of the lazy
     /// implementation against the eager model.
     Explore(explore::ExploreArgs),
+    /// Turn a fuzz input (a crash file) into a replayable text trace.
+    FuzzTrace(fuzz_trace::FuzzTraceArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and return the exit code.
@@ -72,6 +75,7 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay::execute(args, &mut out),
         Command::Mutants(args) => mutants::execute(args, &mut out),
         Command::Explore(args) => explore::execute(args, &mut out),
+        Command::FuzzTrace(args) => fuzz_trace::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);
     match result.and(flushed) {

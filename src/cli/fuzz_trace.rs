@@ -1,0 +1,41 @@
+//! `scopecheck fuzz-trace CRASHFILE`: a fuzz input (a crash file under
+//! `fuzz/artifacts/`, or any corpus file) as a replayable text trace.
+
+use super::CliError;
+use crate::fuzzing;
+use clap::Args;
+use lazy::mutant::Mutant;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `scopecheck fuzz-trace`.
+#[derive(Debug, Args)]
+pub struct FuzzTraceArgs {
+    /// The fuzz input (any bytes).
+    pub file: PathBuf,
+    /// The mutant the input was found with (`lockstep_mutant` target), so
+    /// that the trace ends at the divergence it shows.
+    #[arg(long)]
+    pub mutant: Option<String>,
+}
+
+/// Run `scopecheck fuzz-trace`: print the decoded ops in the text format,
+/// up to the first divergence if there is one, with a comment header.
+pub fn execute(args: &FuzzTraceArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let mutant = match &args.mutant {
+        None => None,
+        Some(name) => Some(Mutant::from_name(name).ok_or_else(|| {
+            let names: Vec<String> = Mutant::ALL.iter().map(|m| m.name()).collect();
+            CliError::Usage(format!(
+                "unknown mutant {name:?}; expected one of {}",
+                names.join(", ")
+            ))
+        })?),
+    };
+    let bytes = std::fs::read(&args.file).map_err(|source| CliError::Read {
+        file: args.file.clone(),
+        source,
+    })?;
+    out.write_all(fuzzing::crash_to_trace(&bytes, mutant).as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,527 @@
+//! What the cargo-fuzz targets (`fuzz/`) run, kept here so that tests and
+//! the command line use the same code: fuzz input bytes to op sequences,
+//! the lockstep and trace-parser properties, the seed corpus, and turning a
+//! crash file back into a replayable trace.
+//!
+//! An input is read in one of two ways:
+//!
+//! * **text**: an input that starts with [`TRACE_MARKER`] (`#trace` and a
+//!   newline) is a text trace; each line is parsed on its own
+//!   ([`model::vocab::trace::parse`]) and a line that does not parse is
+//!   skipped, so that a mutated trace still says something. The seed corpus
+//!   is written this way from the scenario and regression traces.
+//! * **bytes**: anything else is read with `arbitrary::Unstructured`, one op
+//!   after another: a byte picks the kind of op, more bytes its arguments,
+//!   drawn from small pools (ids -2..=9 and the current execution id,
+//!   trigger id and id counter; resources `R1`..`R4`; hooks `H1`..`H3`) so
+//!   that the fuzzer reaches interesting states quickly.
+//!
+//! Either way an op is kept only if the eager model accepts it in the state
+//! the ops kept so far lead to (it applies to a clone), so every decoded
+//! sequence is one Node could run; decoding stops when the process ends or
+//! after [`MAX_OPS`] ops.
+
+use crate::lockstep::{self, Divergence};
+use arbitrary::Unstructured;
+pub use lazy::mutant::Mutant;
+use model::vocab::{
+    trace, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
+    Runtime, ScopeFlags, ScopeKind,
+};
+use model::Eager;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The first bytes of an input in the text form.
+pub const TRACE_MARKER: &[u8] = b"#trace\n";
+
+/// The longest sequence [`decode`] returns.
+pub const MAX_OPS: usize = 256;
+
+/// The kinds of op the byte form chooses from, each as often as its weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    NoForce,
+    CallbackScope,
+    MakeCallback,
+    /// End the innermost frame with the op it needs.
+    End,
+    ResetGlobal,
+    CreateHook,
+    EnableHook,
+    DisableHook,
+    EmitInit,
+    EmitBefore,
+    EmitAfter,
+    EmitDestroy,
+    RunInAsyncScope,
+    DefaultTriggerScope,
+    NextTick,
+    TickCallback,
+    ExecutionAsyncId,
+    TriggerAsyncId,
+    ExecutionAsyncResource,
+    DefaultTriggerAsyncId,
+    NewAsyncId,
+    UncaughtException,
+    ClearAsyncIdStack,
+    Stop,
+}
+
+const KINDS: &[(Kind, u8)] = &[
+    (Kind::NoForce, 1),
+    (Kind::CallbackScope, 6),
+    (Kind::MakeCallback, 4),
+    (Kind::End, 8),
+    (Kind::ResetGlobal, 1),
+    (Kind::CreateHook, 2),
+    (Kind::EnableHook, 3),
+    (Kind::DisableHook, 2),
+    (Kind::EmitInit, 1),
+    (Kind::EmitBefore, 3),
+    (Kind::EmitAfter, 3),
+    (Kind::EmitDestroy, 1),
+    (Kind::RunInAsyncScope, 2),
+    (Kind::DefaultTriggerScope, 1),
+    (Kind::NextTick, 2),
+    (Kind::TickCallback, 1),
+    (Kind::ExecutionAsyncId, 1),
+    (Kind::TriggerAsyncId, 1),
+    (Kind::ExecutionAsyncResource, 3),
+    (Kind::DefaultTriggerAsyncId, 1),
+    (Kind::NewAsyncId, 1),
+    (Kind::UncaughtException, 1),
+    (Kind::ClearAsyncIdStack, 1),
+    (Kind::Stop, 1),
+];
+
+fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
+    let total: u8 = KINDS.iter().map(|(_, w)| w).sum();
+    let mut pick = u.int_in_range(0..=total - 1)?;
+    for (kind, weight) in KINDS {
+        if pick < *weight {
+            return Ok(*kind);
+        }
+        pick -= weight;
+    }
+    unreachable!("pick < total")
+}
+
+/// An id: -2..=9, or the current execution id, trigger id, id counter, or
+/// the id counter plus one.
+fn id(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<AsyncId> {
+    let f = &eager.async_hooks.async_id_fields;
+    Ok(match u.int_in_range(0u8..=15)? {
+        n @ 0..=11 => i64::from(n) - 2,
+        12 => f.k_execution_async_id,
+        13 => f.k_trigger_async_id,
+        14 => f.k_async_id_counter,
+        _ => f.k_async_id_counter + 1,
+    })
+}
+
+fn resource(u: &mut Unstructured<'_>) -> arbitrary::Result<ResourceId> {
+    Ok(ResourceId(u.int_in_range(1..=4)?))
+}
+
+fn optional_resource(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<ResourceId>> {
+    Ok(if u.arbitrary::<bool>()? {
+        Some(resource(u)?)
+    } else {
+        None
+    })
+}
+
+fn hook(u: &mut Unstructured<'_>) -> arbitrary::Result<HookId> {
+    Ok(HookId(u.int_in_range(1..=3)?))
+}
+
+fn callbacks(u: &mut Unstructured<'_>) -> arbitrary::Result<HookCallbacks> {
+    let b = u.arbitrary::<u8>()?;
+    if b < 128 {
+        return Ok(HookCallbacks::ALL);
+    }
+    Ok(HookCallbacks {
+        init: b & 1 != 0,
+        before: b & 2 != 0,
+        after: b & 4 != 0,
+        destroy: b & 8 != 0,
+        promise_resolve: b & 16 != 0,
+    })
+}
+
+fn open_scope(u: &mut Unstructured<'_>, eager: &Eager, kind: ScopeKind) -> arbitrary::Result<Op> {
+    let context = AsyncContext {
+        async_id: id(u, eager)?,
+        trigger_async_id: id(u, eager)?,
+    };
+    let id = resource(u)?;
+    let (holder, flags) = match kind {
+        ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
+        ScopeKind::CallbackScope => {
+            let holder = if u.ratio(1u8, 4)? {
+                Holder::Global
+            } else {
+                Holder::Local
+            };
+            let flags = match u.int_in_range(0u8..=7)? {
+                0..=4 => ScopeFlags::default(),
+                5 => ScopeFlags {
+                    skip_async_hooks: true,
+                    skip_task_queues: false,
+                },
+                6 => ScopeFlags {
+                    skip_async_hooks: false,
+                    skip_task_queues: true,
+                },
+                _ => ScopeFlags {
+                    skip_async_hooks: true,
+                    skip_task_queues: true,
+                },
+            };
+            (holder, flags)
+        }
+    };
+    Ok(Op::OpenScope {
+        kind,
+        context,
+        resource: NativeResource { id, holder },
+        flags,
+    })
+}
+
+/// The op that ends the innermost frame (a native scope's close may be
+/// `close threw`).
+fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
+    use model::eager::Frame;
+    Ok(match eager.frames.last() {
+        Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
+        Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+        _ => Op::CloseScope {
+            threw: u.ratio(1u8, 8)?,
+        },
+    })
+}
+
+/// One op drawn from the bytes, in the state `eager` is in (which may reject it).
+fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
+    Ok(match kind(u)? {
+        Kind::NoForce => Op::NoForceAsyncHooksChecks,
+        Kind::CallbackScope => open_scope(u, eager, ScopeKind::CallbackScope)?,
+        Kind::MakeCallback => open_scope(u, eager, ScopeKind::MakeCallback)?,
+        Kind::End => end(u, eager)?,
+        Kind::ResetGlobal => Op::ResetGlobal(resource(u)?),
+        Kind::CreateHook => Op::CreateHook {
+            hook: hook(u)?,
+            callbacks: callbacks(u)?,
+        },
+        Kind::EnableHook => Op::EnableHook(hook(u)?),
+        Kind::DisableHook => Op::DisableHook(hook(u)?),
+        Kind::EmitInit => Op::EmitInit {
+            async_id: id(u, eager)?,
+            type_name: "event".to_string(),
+            trigger_async_id: id(u, eager)?,
+            resource: optional_resource(u)?,
+        },
+        Kind::EmitBefore => Op::EmitBefore {
+            async_id: id(u, eager)?,
+            trigger_async_id: id(u, eager)?,
+            resource: optional_resource(u)?,
+        },
+        Kind::EmitAfter => Op::EmitAfter {
+            async_id: id(u, eager)?,
+        },
+        Kind::EmitDestroy => Op::EmitDestroy {
+            async_id: id(u, eager)?,
+        },
+        Kind::RunInAsyncScope => Op::EnterRunInAsyncScope {
+            async_id: id(u, eager)?,
+            trigger_async_id: id(u, eager)?,
+            resource: resource(u)?,
+        },
+        Kind::DefaultTriggerScope => Op::EnterDefaultTriggerScope {
+            trigger_async_id: id(u, eager)?,
+        },
+        Kind::NextTick => Op::NextTick {
+            query_resource: u.arbitrary()?,
+        },
+        Kind::TickCallback => Op::TickCallback,
+        Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
+        Kind::TriggerAsyncId => Op::TriggerAsyncId,
+        Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
+        Kind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
+        Kind::NewAsyncId => Op::NewAsyncId,
+        Kind::UncaughtException => Op::UncaughtException {
+            handled: !u.ratio(1u8, 6)?,
+        },
+        Kind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
+        Kind::Stop => Op::Stop,
+    })
+}
+
+/// Keeps the ops the eager model accepts, in order.
+struct Valid {
+    eager: Eager,
+    ops: Vec<Op>,
+}
+
+impl Valid {
+    fn new() -> Self {
+        Valid {
+            eager: Eager::new(),
+            ops: Vec::new(),
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.eager.exited || self.ops.len() >= MAX_OPS
+    }
+
+    /// Apply `op` to a clone of the state; keep both if the model accepts it.
+    fn offer(&mut self, op: Op) {
+        let mut trial = self.eager.clone();
+        if trial.apply(&op).is_ok() {
+            self.eager = trial;
+            self.ops.push(op);
+        }
+    }
+}
+
+/// Decode a fuzz input to an op sequence Node could run (see the module
+/// documentation). Never panics; every input gives a sequence, maybe empty.
+pub fn decode(bytes: &[u8]) -> Vec<Op> {
+    let mut valid = Valid::new();
+    if let Some(text) = bytes.strip_prefix(TRACE_MARKER) {
+        let text = String::from_utf8_lossy(text);
+        for line in text.lines() {
+            if valid.full() {
+                break;
+            }
+            // A line holds at most one op; comments, blank lines and lines
+            // that do not parse (expectations on their own, mutated text)
+            // give none.
+            if let Ok(t) = trace::parse(line) {
+                for step in t.steps {
+                    valid.offer(step.op);
+                }
+            }
+        }
+        return valid.ops;
+    }
+    let mut u = Unstructured::new(bytes);
+    while !u.is_empty() && !valid.full() {
+        match op(&mut u, &valid.eager) {
+            Ok(op) => valid.offer(op),
+            Err(_) => break,
+        }
+    }
+    valid.ops
+}
+
+/// The report of a divergence: the trace up to and including the diverging
+/// op in the text format, after a comment header with the divergence.
+pub fn report(ops: &[Op], divergence: &Divergence, mutant: Option<Mutant>) -> String {
+    let mut out = String::from("# Divergence found by fuzzing (scopecheck::fuzzing)");
+    if let Some(m) = mutant {
+        out.push_str(&format!(", mutant {}", m.name()));
+    }
+    out.push('\n');
+    for line in divergence.to_string().lines() {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    let end = (divergence.index + 1).min(ops.len());
+    out.push_str(&trace::print(&ops[..end]));
+    out
+}
+
+/// The `lockstep` property on a decoded input: both sides agree on every
+/// op (and, with `refinement`, the refinement relation holds after every
+/// op). `Err` is the [`report`].
+pub fn check_lockstep(
+    bytes: &[u8],
+    mutant: Option<Mutant>,
+    refinement: bool,
+) -> Result<usize, String> {
+    let ops = decode(bytes);
+    match lockstep::run_with(&ops, mutant, refinement) {
+        Ok(steps) => Ok(steps.len()),
+        Err(d) => Err(report(&ops, &d, mutant)),
+    }
+}
+
+/// The `trace_parser` property: `parse` never panics on any text (a panic
+/// propagates to the caller), and a trace that parses prints
+/// ([`trace::print`]) to text that parses back to the same ops. `Ok` is
+/// whether `text` parsed.
+pub fn check_trace_parser(text: &str) -> Result<bool, String> {
+    let Ok(parsed) = trace::parse(text) else {
+        return Ok(false);
+    };
+    let ops = parsed.ops();
+    let printed = trace::print(&ops);
+    match trace::parse(&printed) {
+        Ok(again) if again.ops() == ops => Ok(true),
+        Ok(again) => Err(format!(
+            "print then parse changed the ops:\n{ops:?}\nprinted:\n{printed}\nre-parsed:\n{:?}",
+            again.ops()
+        )),
+        Err(e) => Err(format!(
+            "the printed trace does not parse ({e}):\n{printed}"
+        )),
+    }
+}
+
+/// A crash file (any fuzz input) as a replayable text trace: the decoded
+/// ops, with a header. When they diverge (with `mutant` switched on in the
+/// lazy side, if given; with the refinement check only without a mutant,
+/// as the targets run), the trace is shrunk with [`crate::check::minimize`]
+/// (it stays valid and still diverges), ends at the diverging op, and the
+/// header shows the divergence. Replay it with `scopecheck replay FILE`
+/// (adding `--mutant NAME` for a mutant's crash).
+pub fn crash_to_trace(bytes: &[u8], mutant: Option<Mutant>) -> String {
+    let ops = decode(bytes);
+    let refinement = mutant.is_none();
+    match lockstep::run_with(&ops, mutant, refinement) {
+        Err(d) => {
+            let small = crate::check::minimize(&ops[..=d.index], mutant, refinement);
+            let (ops, d) = match lockstep::run_with(&small, mutant, refinement) {
+                Err(d2) => (small, d2),
+                // `minimize` returns a diverging sequence; keep the original
+                // should that ever not hold.
+                Ok(_) => (ops, d),
+            };
+            let mut out = format!(
+                "# Decoded from a fuzz input of {} bytes (scopecheck fuzz-trace), shrunk to {} ops.\n",
+                bytes.len(),
+                d.index + 1
+            );
+            out.push_str(&report(&ops, &d, mutant));
+            out
+        }
+        Ok(_) => {
+            let mut out = format!(
+                "# Decoded from a fuzz input of {} bytes (scopecheck fuzz-trace); no divergence.\n",
+                bytes.len()
+            );
+            out.push_str(&trace::print(&ops));
+            out
+        }
+    }
+}
+
+/// The environment variable the `lockstep_mutant` target reads.
+pub const MUTANT_VAR: &str = "SCOPECHECK_MUTANT";
+
+/// The mutant named (in kebab case, as `scopecheck mutants` prints it) by
+/// the environment variable [`MUTANT_VAR`]; `Err` says what is wrong.
+pub fn mutant_from_env() -> Result<Mutant, String> {
+    let name = std::env::var(MUTANT_VAR).map_err(|_| {
+        format!("set {MUTANT_VAR} to a mutant name (scopecheck mutants lists them)")
+    })?;
+    Mutant::from_name(&name).ok_or_else(|| {
+        let names: Vec<String> = Mutant::ALL.iter().map(|m| m.name()).collect();
+        format!(
+            "{MUTANT_VAR}={name:?} is not a mutant; expected one of {}",
+            names.join(", ")
+        )
+    })
+}
+
+/// The trace files the seed corpus is made from: `tests/scenarios/*.trace`
+/// and `tests/regressions/*.trace` under `root`, sorted.
+pub fn seed_traces(root: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for dir in ["tests/scenarios", "tests/regressions"] {
+        for entry in std::fs::read_dir(root.join(dir))? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "trace") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Write the seed corpus of both targets into `out` (normally
+/// `fuzz/corpus`) from [`seed_traces`] of `root`: `out/lockstep/NAME` is the
+/// trace after [`TRACE_MARKER`], `out/trace_parser/NAME` the trace as it
+/// is, NAME being `scenarios-STEM` or `regressions-STEM`. Returns the files
+/// written.
+pub fn seed_corpus(root: &Path, out: &Path) -> io::Result<Vec<PathBuf>> {
+    let lockstep_dir = out.join("lockstep");
+    let parser_dir = out.join("trace_parser");
+    std::fs::create_dir_all(&lockstep_dir)?;
+    std::fs::create_dir_all(&parser_dir)?;
+    let mut written = Vec::new();
+    for trace_file in seed_traces(root)? {
+        let text = std::fs::read(&trace_file)?;
+        let group = trace_file
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = trace_file
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = format!("{group}-{stem}");
+        let mut seed = TRACE_MARKER.to_vec();
+        seed.extend_from_slice(&text);
+        for (dir, bytes) in [(&lockstep_dir, &seed), (&parser_dir, &text)] {
+            let path = dir.join(&name);
+            std::fs::write(&path, bytes)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_decoded_sequence_is_valid() {
+        let mut bytes = Vec::new();
+        let mut x: u32 = 66511;
+        for len in [0usize, 1, 7, 64, 600, 4096] {
+            bytes.clear();
+            for _ in 0..len {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                bytes.push((x >> 16) as u8);
+            }
+            let ops = decode(&bytes);
+            assert!(ops.len() <= MAX_OPS);
+            let mut eager = Eager::new();
+            for op in &ops {
+                assert!(
+                    eager.apply(op).is_ok(),
+                    "{op} rejected in\n{}",
+                    trace::print(&ops)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn text_form_keeps_parsable_lines() {
+        let input = b"#trace\ncallback-scope 5 1 R1\n=> nothing\nnot an op\nexecution-async-id\nclose\nclose\n";
+        let ops = decode(input);
+        let text: Vec<String> = ops.iter().map(|o| o.to_string()).collect();
+        // The second close ends the main script's scope; both are valid.
+        assert_eq!(
+            text,
+            [
+                "callback-scope 5 1 R1",
+                "execution-async-id",
+                "close",
+                "close"
+            ]
+        );
+        // Without the marker the same bytes are read as the byte form.
+        assert_ne!(decode(&input[7..]), ops);
+    }
+}
