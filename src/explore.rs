@@ -417,7 +417,7 @@ impl Default for ExploreConfig {
         ExploreConfig {
             depth: 6,
             threads: 1,
-            max_nesting: 3,
+            max_nesting: 2,
         }
     }
 }
@@ -431,6 +431,7 @@ pub struct Explorer<E, L> {
     max_nesting: usize,
     shortest: Arc<Mutex<Option<Counterexample>>>,
     leaves: Arc<AtomicUsize>,
+    deepest: Arc<AtomicUsize>,
     examples: Arc<Mutex<Vec<Option<Path>>>>,
 }
 
@@ -463,6 +464,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             max_nesting: config.max_nesting,
             shortest: Arc::new(Mutex::new(None)),
             leaves: Arc::new(AtomicUsize::new(0)),
+            deepest: Arc::new(AtomicUsize::new(0)),
             examples: Arc::new(Mutex::new(vec![None; SOMETIMES.len()])),
         }
     }
@@ -635,6 +637,7 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
     /// stored (at depth 8 most states are such leaves, and storing them
     /// would take tens of GB).
     fn within_boundary(&self, state: &State<E, L>) -> bool {
+        self.deepest.fetch_max(state.trace.len(), Ordering::Relaxed);
         let boring_leaf = !state.trace.is_empty()
             && state.trace.len() >= self.depth
             && state.diverged.is_none()
@@ -678,7 +681,7 @@ pub struct Progress {
     pub generated: usize,
     /// Distinct states so far.
     pub unique: usize,
-    /// Deepest state checked so far, in explored ops.
+    /// Deepest state generated so far, in explored ops.
     pub depth: usize,
 }
 
@@ -701,7 +704,7 @@ pub struct ExploreReport {
     /// States at the depth bound checked when generated and not stored (see
     /// [`Explorer`]'s `within_boundary`); not deduplicated.
     pub leaves: usize,
-    /// Deepest state checked, in explored ops.
+    /// Deepest state generated (and checked), in explored ops.
     pub depth_reached: usize,
     /// Wall time.
     pub elapsed: Duration,
@@ -800,6 +803,7 @@ pub fn explore<E: Reference, L: Explorable>(
     let shortest = Arc::clone(&model.shortest);
     let leaves = Arc::clone(&model.leaves);
     let examples = Arc::clone(&model.examples);
+    let deepest = Arc::clone(&model.deepest);
     let start = Instant::now();
     // Init is depth 1 and states at the target depth are not checked: +2 so
     // that states `depth` ops deep are checked (none are expanded further,
@@ -823,7 +827,7 @@ pub fn explore<E: Reference, L: Explorable>(
         progress(Progress {
             generated: checker.state_count() + leaves.load(Ordering::Relaxed),
             unique: checker.unique_state_count(),
-            depth: checker.max_depth().saturating_sub(1),
+            depth: deepest.load(Ordering::Relaxed),
         });
     }
     // A checker thread panics only on a bug of the reference side (the side
@@ -859,7 +863,7 @@ pub fn explore<E: Reference, L: Explorable>(
         generated: checker.state_count() + leaves.load(Ordering::Relaxed),
         unique: checker.unique_state_count(),
         leaves: leaves.load(Ordering::Relaxed),
-        depth_reached: checker.max_depth().saturating_sub(1),
+        depth_reached: deepest.load(Ordering::Relaxed),
         elapsed,
         counterexample,
         checker_counterexample_len: explored_len(EQUAL_OBSERVATIONS),

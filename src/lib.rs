@@ -8,6 +8,7 @@ pub mod coverage;
 pub mod explore;
 pub mod fuzzing;
 pub mod generate;
+pub mod html;
 pub mod lockstep;
 pub mod mutants;
 pub mod refinement;

@@ -3,6 +3,7 @@
 //! side is caught with a shortest counterexample.
 
 use lazy::async_hooks::Top;
+use lazy::mutant::Mutant;
 use lazy::Lazy;
 use model::vocab::{trace, Cost, Observation, Op, OpError, Runtime};
 use model::Eager;
@@ -64,6 +65,30 @@ impl Explorable for OffByOne {
 }
 
 fn quiet(_: scopecheck::explore::Progress) {}
+
+/// The lazy implementation that panics on `clear-async-id-stack` while a
+/// lazy scope other than the main script's is open.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PanicsOnClear(Lazy);
+
+impl Runtime for PanicsOnClear {
+    fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
+        if matches!(op, Op::ClearAsyncIdStack) && self.0.async_hooks.fields.k_lazy_scopes >= 2 {
+            panic!("planted panic");
+        }
+        self.0.apply(op)
+    }
+
+    fn cost(&self) -> Cost {
+        self.0.cost()
+    }
+}
+
+impl Explorable for PanicsOnClear {
+    fn normalise(&mut self) {
+        self.0.normalise();
+    }
+}
 
 #[test]
 fn no_divergence_up_to_depth_5_and_the_situations_are_reached() {
@@ -131,6 +156,45 @@ fn a_planted_bug_is_found_with_a_shortest_counterexample() {
         let same = eager.apply(op) == broken.apply(op);
         assert_eq!(same, i + 1 < cx.ops.len(), "op {} `{op}`", i + 1);
     }
+}
+
+#[test]
+fn a_panic_of_the_lazy_side_is_a_divergence() {
+    let report = explore(
+        Eager::new(),
+        PanicsOnClear(Lazy::new()),
+        &config(3),
+        &mut quiet,
+    );
+    let cx = report.counterexample.expect("the planted panic was found");
+    assert_eq!(cx.explored_ops, 2, "{}", cx.trace_text());
+    assert_eq!(cx.divergence.op, Op::ClearAsyncIdStack);
+    assert!(
+        matches!(&cx.divergence.lazy, Err(OpError::Internal(why)) if why.contains("planted panic")),
+        "{}",
+        cx.divergence
+    );
+    // No situations without a lazy view.
+    assert!(report.situations.iter().all(|s| s.example.is_none()));
+}
+
+#[test]
+fn a_mistake_of_the_mutation_catalogue_is_found_in_three_ops() {
+    // Popping a lazy scope restores the execution id but not the trigger id:
+    // open a scope, close it, ask for the trigger id.
+    let lazy = Lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
+    let report = explore(Eager::new(), lazy, &config(4), &mut quiet);
+    let cx = report.counterexample.expect("the mutant was found");
+    assert!(cx.explored_ops <= 3, "{}", cx.trace_text());
+    // Exploring a little less deep finds nothing: the counterexample is a
+    // shortest one.
+    let lazy = Lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
+    let shallower = ExploreConfig {
+        depth: cx.explored_ops - 1,
+        ..config(0)
+    };
+    let report = explore(Eager::new(), lazy, &shallower, &mut quiet);
+    assert!(report.counterexample.is_none(), "{report}");
 }
 
 #[test]
@@ -250,6 +314,7 @@ fn cli_rejects_bad_arguments_without_panicking() {
         &["explore", "--depth", "65"],
         &["explore", "--threads", "0"],
         &["explore", "--max-nesting", "x"],
+        &["explore", "--mutant", "no-such-mistake"],
     ] {
         let out = scopecheck(args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -1,13 +1,19 @@
 //! `scopecheck replay FILE`: a trace on both sides, side by side, the first
 //! divergence marked. Exit code 1 when they diverge.
+//!
+//! With `--html OUT`, the same text is printed and, in addition, the replay
+//! is written to `OUT` as a self-contained HTML page (`crate::html`) showing
+//! both sides' stacks after every op. The exit code does not change.
 
 use super::input::load_trace;
 use super::CliError;
+use crate::html;
 use crate::lockstep::{Answer, Pair};
 use clap::Args;
 use lazy::mutant::Mutant;
+use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `scopecheck replay`.
 #[derive(Debug, Args)]
@@ -17,6 +23,10 @@ pub struct ReplayArgs {
     /// Switch on a deliberate mistake in the lazy side (a name from `scopecheck mutants`).
     #[arg(long)]
     pub mutant: Option<String>,
+    /// Also write the replay as a self-contained HTML page to this file
+    /// (both sides' stacks after every op; see `docs/visual.md`).
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
 }
 
 fn show(answer: &Answer) -> Vec<String> {
@@ -26,12 +36,10 @@ fn show(answer: &Answer) -> Vec<String> {
     }
 }
 
-/// Run `scopecheck replay`.
-pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let trace = load_trace(&args.file)?;
-    let mutant = match &args.mutant {
-        None => None,
-        Some(name) => Some(Mutant::from_name(name).ok_or_else(|| {
+fn parse_mutant(name: &Option<String>) -> Result<Option<Mutant>, CliError> {
+    match name {
+        None => Ok(None),
+        Some(name) => Mutant::from_name(name).map(Some).ok_or_else(|| {
             let names: Vec<String> = Mutant::ALL
                 .iter()
                 .chain(Mutant::VARIANTS)
@@ -41,8 +49,47 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 "unknown mutant {name:?}; expected one of {}",
                 names.join(", ")
             ))
-        })?),
+        }),
+    }
+}
+
+fn cannot_write(path: &Path, e: &std::io::Error) -> CliError {
+    CliError::Usage(format!(
+        "{}: cannot write the HTML page: {e}",
+        path.display()
+    ))
+}
+
+/// Run `scopecheck replay`: the text replay, and the HTML page when `--html`
+/// is given. The page is opened for writing before anything runs, so that an
+/// unwritable path fails (exit code 2) before any output.
+pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let Some(html_path) = &args.html else {
+        return execute_text(args, out);
     };
+    let trace = load_trace(&args.file)?;
+    let mutant = parse_mutant(&args.mutant)?;
+    let mut file = File::create(html_path).map_err(|e| cannot_write(html_path, &e))?;
+    let verdict = execute_text(args, out);
+    let replay = html::record(&trace, mutant);
+    let intro = std::fs::read_to_string(&args.file)
+        .ok()
+        .and_then(|text| html::leading_comment(&text));
+    let info = html::PageInfo {
+        file: args.file.display().to_string(),
+        intro,
+    };
+    file.write_all(html::render(&replay, &info).as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| cannot_write(html_path, &e))?;
+    writeln!(out, "html: wrote {}", html_path.display())?;
+    verdict
+}
+
+/// The text replay (unchanged by `--html`).
+fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let trace = load_trace(&args.file)?;
+    let mutant = parse_mutant(&args.mutant)?;
     let mut pair = Pair::with_mutant(mutant);
     writeln!(out, "{:<6} {:<40} {:<50} lazy", "line", "op", "eager")?;
     for step in &trace.steps {
