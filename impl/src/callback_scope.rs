@@ -75,7 +75,7 @@ impl InternalCallbackScope {
             main_script: false,
         };
         env.async_callback_scope_depth += 1;
-        if env.is_stopping {
+        if env.stopping() {
             scope.failed = true;
             return Ok(scope);
         }
@@ -183,7 +183,7 @@ impl Lazy {
         &mut self,
         scope: &mut InternalCallbackScope,
     ) -> Result<(), Died> {
-        if self.is_stopping {
+        if self.stopping() {
             scope.failed = true;
             self.async_hooks.clear_async_id_stack(false);
             return Ok(());

@@ -16,6 +16,8 @@ pub mod hooks;
 pub mod js;
 pub mod mutant;
 pub mod resources;
+#[cfg(loom)]
+pub mod stop;
 pub mod ticks;
 
 use async_hooks::AsyncHooks;
@@ -88,6 +90,9 @@ pub struct Lazy {
     /// Ops applied so far.
     pub ops_applied: u64,
     out: Vec<Observation>,
+    /// cfg(loom): where [`Lazy::stopping`] reads the stop flag.
+    #[cfg(loom)]
+    stop_probe: stop::StopProbe,
 }
 
 impl Default for Lazy {
@@ -142,6 +147,8 @@ impl Lazy {
             exited: false,
             ops_applied: 0,
             out: Vec::new(),
+            #[cfg(loom)]
+            stop_probe: stop::StopProbe::default(),
         };
         let main = InternalCallbackScope::open(
             &mut env,
@@ -168,6 +175,28 @@ impl Lazy {
     /// Whether mutant `m` is switched on.
     pub fn is(&self, m: mutant::Mutant) -> bool {
         self.async_hooks.mutant == Some(m)
+    }
+
+    /// `Environment::is_stopping()` where Node reads it as a scope opens
+    /// (`can_call_into_js()` in the `InternalCallbackScope` constructor) and
+    /// at the start of `InternalCallbackScope::Close`. In a loom build
+    /// (`--cfg loom`) it first asks the probe set with `set_stop_probe` and
+    /// latches a `true` into [`Lazy::is_stopping`]; otherwise it is just
+    /// `is_stopping`.
+    #[inline]
+    pub fn stopping(&mut self) -> bool {
+        #[cfg(loom)]
+        if !self.is_stopping && self.stop_probe.fires() {
+            self.is_stopping = true;
+        }
+        self.is_stopping
+    }
+
+    /// cfg(loom): read the stop flag through `probe` at every
+    /// [`Lazy::stopping`] from now on, until it answers `true` once.
+    #[cfg(loom)]
+    pub fn set_stop_probe(&mut self, probe: impl Fn() -> bool + Send + Sync + 'static) {
+        self.stop_probe = stop::StopProbe(Some(std::sync::Arc::new(probe)));
     }
 
     /// JS can run: some native scope is open and the environment is not stopping.

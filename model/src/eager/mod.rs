@@ -15,6 +15,8 @@ pub mod hooks;
 pub mod id_stack;
 pub mod js;
 pub mod resources;
+#[cfg(loom)]
+pub mod stop;
 pub mod ticks;
 
 use crate::vocab::{
@@ -87,6 +89,9 @@ pub struct Eager {
     /// Ops applied so far.
     pub ops_applied: u64,
     out: Vec<Observation>,
+    /// cfg(loom): where [`Eager::stopping`] reads the stop flag.
+    #[cfg(loom)]
+    stop_probe: stop::StopProbe,
 }
 
 impl Default for Eager {
@@ -134,6 +139,8 @@ impl Eager {
             exited: false,
             ops_applied: 0,
             out: Vec::new(),
+            #[cfg(loom)]
+            stop_probe: stop::StopProbe::default(),
         };
         let main = InternalCallbackScope::open(
             &mut env,
@@ -155,6 +162,28 @@ impl Eager {
         main.main_script = true;
         env.frames.push(Frame::Native(main));
         env
+    }
+
+    /// `Environment::is_stopping()` where Node reads it as a scope opens
+    /// (`can_call_into_js()` in the `InternalCallbackScope` constructor) and
+    /// at the start of `InternalCallbackScope::Close`. In a loom build
+    /// (`--cfg loom`) it first asks the probe set with `set_stop_probe` and
+    /// latches a `true` into [`Eager::is_stopping`]; otherwise it is just
+    /// `is_stopping`.
+    #[inline]
+    pub fn stopping(&mut self) -> bool {
+        #[cfg(loom)]
+        if !self.is_stopping && self.stop_probe.fires() {
+            self.is_stopping = true;
+        }
+        self.is_stopping
+    }
+
+    /// cfg(loom): read the stop flag through `probe` at every
+    /// [`Eager::stopping`] from now on, until it answers `true` once.
+    #[cfg(loom)]
+    pub fn set_stop_probe(&mut self, probe: impl Fn() -> bool + Send + Sync + 'static) {
+        self.stop_probe = stop::StopProbe(Some(std::sync::Arc::new(probe)));
     }
 
     /// JS can run: some native scope is open and the environment is not stopping.
