@@ -22,7 +22,7 @@ use model::vocab::{
 };
 use model::Eager;
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Calls used to compute the cost per call (the account is exact integers).
 const CALLS: u64 = 1000;
@@ -140,6 +140,56 @@ fn print_cost_table(workloads: &[Workload]) {
     }
 }
 
+/// Paired rounds: the two sides alternate, so that load that drifts during
+/// the run (the machine is shared) hits both alike.
+const ROUNDS: usize = 21;
+/// Calls per side per round.
+const ROUND_CALLS: u32 = 200_000;
+
+fn time_calls<R: Runtime>(rt: &mut R, w: &Workload) -> f64 {
+    let start = Instant::now();
+    for _ in 0..ROUND_CALLS {
+        for op in &w.call {
+            let _ = black_box(rt.apply(black_box(op)));
+        }
+    }
+    start.elapsed().as_secs_f64() * 1e9 / f64::from(ROUND_CALLS)
+}
+
+fn print_paired(workloads: &[Workload]) {
+    println!(
+        "paired rounds ({ROUNDS} x {ROUND_CALLS} calls per side, sides alternating): ns per call, min and median; lazy/eager median of the per-round ratios"
+    );
+    for w in workloads {
+        let (mut eager, mut lazy): (Eager, Lazy) = (prepared(w), prepared(w));
+        let (mut e, mut l, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            let te = time_calls(&mut eager, w);
+            let tl = time_calls(&mut lazy, w);
+            e.push(te);
+            l.push(tl);
+            ratio.push(tl / te);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (e_min, l_min) = (
+            e.iter().copied().fold(f64::MAX, f64::min),
+            l.iter().copied().fold(f64::MAX, f64::min),
+        );
+        println!(
+            "  {:<16} eager min {:>7.2} median {:>7.2}   lazy min {:>7.2} median {:>7.2}   lazy/eager {:.3}",
+            w.name,
+            e_min,
+            median(&mut e),
+            l_min,
+            median(&mut l),
+            median(&mut ratio)
+        );
+    }
+}
+
 fn bench_side<R: Runtime + Default>(c: &mut Criterion, w: &Workload, side: &str) {
     let mut rt: R = prepared(w);
     c.bench_function(&format!("make_callback/{}/{side}", w.name), |b| {
@@ -154,6 +204,7 @@ fn bench_side<R: Runtime + Default>(c: &mut Criterion, w: &Workload, side: &str)
 fn make_callback_workloads(c: &mut Criterion) {
     let workloads = workloads();
     print_cost_table(&workloads);
+    print_paired(&workloads);
     for w in &workloads {
         bench_side::<Eager>(c, w, "eager");
         bench_side::<Lazy>(c, w, "lazy");
