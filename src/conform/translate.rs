@@ -306,22 +306,17 @@ impl Checker {
                     return self.refuse(op, format!("close: the innermost frame is {}", kind.describe()));
                 }
                 let thrown = innermost.thrown.is_some();
-                if *threw && !thrown {
-                    match kind {
-                        FrameKind::CallbackScope => {
-                            return self.refuse(
-                                op,
-                                "`close threw` on a callback-scope: node::CallbackScope's TryCatch is verbose, so an exception from its callback always reaches the uncaught-exception handler first; write `uncaught-exception handled|unhandled` before the close",
-                            )
-                        }
-                        FrameKind::Main => {
-                            return self.refuse(
-                                op,
-                                "`close threw` on the main script's scope: StartExecution's scope is never marked failed; an exception in the main script reaches the uncaught-exception handler (write `uncaught-exception ...` first)",
-                            )
-                        }
-                        _ => {}
-                    }
+                if *threw && kind == FrameKind::Main {
+                    return self.refuse(
+                        op,
+                        "`close threw` on the main script's scope: StartExecution's scope is never marked failed (after an exception in the main script, write `close`)",
+                    );
+                }
+                if *threw && !thrown && kind == FrameKind::CallbackScope {
+                    return self.refuse(
+                        op,
+                        "`close threw` on a callback-scope: node::CallbackScope's TryCatch is verbose, so an exception from its callback always reaches the uncaught-exception handler first; write `uncaught-exception handled|unhandled` before the close",
+                    );
                 }
                 Ok(Shape::Close {
                     kind,
@@ -737,6 +732,15 @@ mod tests {
                 scope(ScopeKind::CallbackScope)
             ]),
             None
+        );
+        // The main script's scope is never failed: not even after an
+        // exception in it.
+        assert_eq!(
+            refused(&[
+                Op::UncaughtException { handled: true },
+                Op::CloseScope { threw: true },
+            ]),
+            Some(1)
         );
         assert_eq!(
             refused(&[Op::CloseScope { threw: false }, Op::TickCallback]),
