@@ -8,7 +8,7 @@ use model::vocab::{Op, Runtime};
 use model::Eager;
 use scopecheck::lockstep::Pair;
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Sequences sampled once from the generator (`check::sample`), outside the
 /// timed loop.
@@ -40,6 +40,47 @@ fn run_lockstep(sequences: &[Vec<Op>]) {
     }
 }
 
+/// Paired rounds: the three runs alternate, so that load that drifts during
+/// the run (the machine is shared) hits all three alike.
+const ROUNDS: usize = 15;
+
+fn seconds(run: impl Fn()) -> f64 {
+    let start = Instant::now();
+    run();
+    start.elapsed().as_secs_f64()
+}
+
+fn print_paired(sequences: &[Vec<Op>], ops: usize) {
+    let mut rows: [Vec<f64>; 3] = Default::default();
+    let mut ratios: [Vec<f64>; 2] = Default::default();
+    for _ in 0..ROUNDS {
+        let e = seconds(|| run_alone::<Eager>(sequences));
+        let l = seconds(|| run_alone::<Lazy>(sequences));
+        let p = seconds(|| run_lockstep(sequences));
+        for (row, t) in rows.iter_mut().zip([e, l, p]) {
+            row.push(t);
+        }
+        ratios[0].push(p / e);
+        ratios[1].push(p / (e + l));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("paired rounds ({ROUNDS}, the three runs alternating): median ops/s");
+    for (name, row) in ["eager alone", "lazy alone", "lockstep pair"]
+        .iter()
+        .zip(rows.iter_mut())
+    {
+        println!("  {name:<14} {:>12.0} ops/s", ops as f64 / median(row));
+    }
+    println!(
+        "  median per-round ratios: pair / eager {:.3}, pair / (eager + lazy) {:.3}",
+        median(&mut ratios[0]),
+        median(&mut ratios[1])
+    );
+}
+
 fn lockstep(c: &mut Criterion) {
     let sequences = sequences();
     let ops: usize = sequences.iter().map(Vec::len).sum();
@@ -47,6 +88,7 @@ fn lockstep(c: &mut Criterion) {
         "lockstep workload: {} sequences, {ops} ops (check::sample seeds 0..{SEQUENCES}, max_len {MAX_LEN})",
         sequences.len()
     );
+    print_paired(&sequences, ops);
     let mut group = c.benchmark_group("lockstep");
     group
         .sample_size(20)
