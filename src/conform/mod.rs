@@ -447,6 +447,9 @@ impl Harness {
                         _ => "ran to the end".to_string(),
                     };
                     *summary.endings.entry(ending).or_default() += 1;
+                    if runs_after_main(&v.ops) {
+                        summary.after_main += 1;
+                    }
                     summary.ops_run += v.ops.len();
                     if v.max_stack_length as usize > model::eager::id_stack::INITIAL_STACK_PAIRS {
                         summary.past_initial_stack += 1;
@@ -481,6 +484,22 @@ impl Harness {
 /// that directory. Uses [`Harness::shared`].
 pub fn conform_trace(ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
     Harness::shared()?.conform_trace(ops, keep)
+}
+
+/// Whether an op follows the close of the main script's scope.
+fn runs_after_main(ops: &[Op]) -> bool {
+    let mut depth = 1usize;
+    for (i, op) in ops.iter().enumerate() {
+        if op.opens_frame() {
+            depth += 1;
+        } else if op.closes_frame() {
+            depth -= 1;
+            if depth == 0 {
+                return i + 1 < ops.len();
+            }
+        }
+    }
+    false
 }
 
 /// A random case: number, seed, trace, and its verdict.
@@ -525,6 +544,9 @@ pub struct Summary {
     pub endings: BTreeMap<String, usize>,
     /// Ops run over the compared cases (appended closes included).
     pub ops_run: usize,
+    /// Compared cases with ops after the main script's scope closed (run
+    /// from the event loop).
+    pub after_main: usize,
     /// Compared cases whose id stack outgrew the 16 pairs JS starts with
     /// (so that JS pushes went through `pushAsyncContext_` and the stack grew).
     pub past_initial_stack: usize,
@@ -582,8 +604,9 @@ impl fmt::Display for Summary {
             .collect();
         writeln!(
             f,
-            "{} ops run; endings: {}",
+            "{} ops run; {} cases ran ops after the main script; endings: {}",
             self.ops_run,
+            self.after_main,
             endings.join(", ")
         )?;
         let missing = self.not_exercised();
