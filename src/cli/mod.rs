@@ -7,6 +7,7 @@
 //! and a variant of [`Command`].
 
 pub mod check;
+pub mod conform;
 pub mod error;
 pub mod explore;
 pub mod fuzz_trace;
@@ -53,6 +54,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Random lockstep check of the lazy implementation against the eager model.
     Check(check::CheckArgs),
+    /// The eager model against the real node binary (random traces, a trace, or the scenarios).
+    Conform(conform::ConformArgs),
     /// Run a trace on both sides, side by side, and mark the first divergence.
     Replay(replay::ReplayArgs),
     /// Run the random check against every deliberate mistake of the lazy design.
@@ -73,6 +76,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::execute(args, &mut out),
         Command::Check(args) => check::execute(args, &mut out),
         Command::Replay(args) => replay::execute(args, &mut out),
+        Command::Conform(args) => conform::execute(args, &mut out),
         Command::Mutants(args) => mutants::execute(args, &mut out),
         Command::Explore(args) => explore::execute(args, &mut out),
         Command::FuzzTrace(args) => fuzz_trace::execute(args, &mut out),
