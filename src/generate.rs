@@ -134,6 +134,20 @@ fn open_scope_strategy(ids: BoxedStrategy<AsyncId>) -> BoxedStrategy<Op> {
 /// Ops drawn from the state `eager` is in; `deep` favours opening over closing
 /// until the stack is past 16 entries.
 pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
+    if let Some(Frame::Native(scope)) = eager.frames.last() {
+        if scope.threw {
+            // The callback threw: only its close can follow.
+            return if scope.main_script {
+                Just(Op::CloseScope { threw: false }).boxed()
+            } else {
+                prop_oneof![
+                    Just(Op::CloseScope { threw: true }),
+                    Just(Op::CloseScope { threw: false })
+                ]
+                .boxed()
+            };
+        }
+    }
     if !eager.js_running() {
         return native_only_strategy(eager);
     }

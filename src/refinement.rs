@@ -43,6 +43,10 @@ pub enum AbstractFrame {
         pushed_ids: bool,
         /// The MakeCallback trampoline runs around it (its resource).
         trampoline: Option<ResourceView>,
+        /// The main script's scope.
+        main_script: bool,
+        /// Its callback threw.
+        threw: bool,
     },
     /// Inside runInAsyncScope.
     RunInAsyncScope(AsyncId),
@@ -142,6 +146,8 @@ pub fn abstract_eager(e: &Eager) -> Abstract {
                     failed: s.failed,
                     pushed_ids: s.pushed_ids,
                     trampoline: s.trampoline.map(|t| t.resource),
+                    main_script: s.main_script,
+                    threw: s.threw,
                 },
                 model::eager::Frame::RunInAsyncScope { async_id } => {
                     AbstractFrame::RunInAsyncScope(*async_id)
@@ -234,6 +240,8 @@ pub fn abstract_lazy(l: &Lazy) -> Abstract {
                     failed: s.failed,
                     pushed_ids: s.pushed_ids,
                     trampoline: s.trampoline.map(|t| t.resource),
+                    main_script: s.main_script,
+                    threw: s.threw,
                 },
                 lazy::Frame::RunInAsyncScope { async_id } => {
                     AbstractFrame::RunInAsyncScope(*async_id)

@@ -42,6 +42,9 @@ pub struct InternalCallbackScope {
     /// The main script's scope (`StartExecution`, `src/node.cc`): a bare
     /// `InternalCallbackScope`, which no `TryCatch` marks failed.
     pub main_script: bool,
+    /// Its callback threw (an `uncaught-exception` op): nothing of it runs
+    /// any more, only its close can follow.
+    pub threw: bool,
 }
 
 /// The lazy condition (PR 66511: "no async hook and no executionAsyncResource()
@@ -73,6 +76,7 @@ impl InternalCallbackScope {
             lazy: false,
             trampoline: None,
             main_script: false,
+            threw: false,
         };
         env.async_callback_scope_depth += 1;
         if env.stopping() {

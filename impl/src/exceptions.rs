@@ -19,6 +19,7 @@ impl Lazy {
             return Err(Died(Observation::Exit(1)));
         }
         if let Some(Frame::Native(scope)) = self.frames.last_mut() {
+            scope.threw = true;
             if !scope.main_script {
                 scope.failed = true;
             }
@@ -35,6 +36,7 @@ impl Lazy {
         );
         if self.async_hooks.fields.k_after > 0 {
             loop {
+                let depth = self.async_hooks.depth();
                 let async_id = self.async_hooks.async_id_fields.k_execution_async_id;
                 if async_id == 0 {
                     self.pop_async_context_js(0)?;
@@ -44,6 +46,13 @@ impl Lazy {
                 if !self.has_async_id_stack() {
                     break;
                 }
+                // Every pass pops one entry of a correct implementation; one
+                // that pops nothing would spin forever in Node. Report it as
+                // a failure of this side instead of hanging the harness.
+                assert!(
+                    self.async_hooks.depth() < depth,
+                    "the uncaught-exception loop pops nothing: Node would hang here"
+                );
             }
         }
         self.async_hooks.cost.crossings += 1;

@@ -223,6 +223,19 @@ impl Lazy {
     }
 
     fn dispatch(&mut self, op: &Op) -> Result<(), Halt> {
+        if let Some(Frame::Native(scope)) = self.innermost() {
+            let ends_it = matches!(op, Op::CloseScope { .. } | Op::Stop | Op::ResetGlobal(_));
+            if scope.threw && !ends_it {
+                return impossible(format!(
+                    "`{op}`: the innermost callback threw (uncaught-exception), so nothing of it runs any more; close it first"
+                ));
+            }
+            if scope.main_script && matches!(op, Op::CloseScope { threw: true }) {
+                return impossible(
+                    "close threw: the main script's scope is a bare InternalCallbackScope that nothing marks failed; write `close`",
+                );
+            }
+        }
         match op {
             Op::NoForceAsyncHooksChecks => {
                 if self.ops_applied > 0 {

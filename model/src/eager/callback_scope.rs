@@ -37,6 +37,9 @@ pub struct InternalCallbackScope {
     /// The main script's scope (`StartExecution`, `src/node.cc`): a bare
     /// `InternalCallbackScope`, which no `TryCatch` marks failed.
     pub main_script: bool,
+    /// Its callback threw (an `uncaught-exception` op): nothing of it runs
+    /// any more, only its close can follow.
+    pub threw: bool,
 }
 
 impl InternalCallbackScope {
@@ -59,6 +62,7 @@ impl InternalCallbackScope {
             pushed_ids: false,
             trampoline: None,
             main_script: false,
+            threw: false,
         };
         env.async_callback_scope_depth += 1;
         if env.stopping() {

@@ -19,6 +19,7 @@ impl Eager {
             return Err(Died(Observation::Exit(1)));
         }
         if let Some(Frame::Native(scope)) = self.frames.last_mut() {
+            scope.threw = true;
             if !scope.main_script {
                 scope.failed = true;
             }
