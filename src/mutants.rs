@@ -18,6 +18,12 @@ pub struct MutantResult {
     pub counterexample: Option<Counterexample>,
     /// Cases the refinement check needed to catch it (None: not caught in budget).
     pub refinement_cases: Option<u64>,
+    /// The exhaustive explorer's shortest counterexample length, if it ran
+    /// and found one (`Some(None)`: ran, survived its bounded alphabet).
+    pub explorer: Option<Option<usize>>,
+    /// Fuzz corpus inputs (of those replayed) on which the mutant diverges,
+    /// if the corpus was replayed.
+    pub corpus: Option<(usize, usize)>,
 }
 
 impl MutantResult {
@@ -50,7 +56,41 @@ pub fn run_mutant(mutant: Mutant, cases: u32, seed: u64, refinement: bool) -> Mu
         killed_after: observable.first_failure,
         counterexample: observable.counterexample,
         refinement_cases,
+        explorer: None,
+        corpus: None,
     }
+}
+
+/// The exhaustive explorer (`crate::explore`, breadth first, `depth`)
+/// against `mutant`: the length of the shortest counterexample, or `None`
+/// when the bounded alphabet cannot reach the mistake.
+pub fn explore_mutant(mutant: Mutant, depth: usize) -> Option<usize> {
+    let config = crate::explore::ExploreConfig {
+        depth,
+        ..crate::explore::ExploreConfig::default()
+    };
+    let report = crate::explore::explore(
+        model::Eager::new(),
+        lazy::Lazy::with_mutant(Some(mutant)),
+        &config,
+        &mut |_| {},
+    );
+    report.counterexample.map(|c| c.ops.len())
+}
+
+/// Replay every input of the committed fuzz corpus (`dir`) against
+/// `mutant`: (inputs that diverge, inputs replayed).
+pub fn corpus_mutant(mutant: Mutant, dir: &std::path::Path) -> std::io::Result<(usize, usize)> {
+    let mut killed = 0;
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let bytes = std::fs::read(entry?.path())?;
+        total += 1;
+        if crate::fuzzing::check_lockstep(&bytes, Some(mutant), false).is_err() {
+            killed += 1;
+        }
+    }
+    Ok((killed, total))
 }
 
 /// The table row of a result.
@@ -68,17 +108,30 @@ pub fn row(r: &MutantResult) -> String {
         .refinement_cases
         .map(|n| n.to_string())
         .unwrap_or_else(|| "-".to_string());
+    let explorer = match r.explorer {
+        None => "-".to_string(),
+        Some(None) => "survived".to_string(),
+        Some(Some(n)) => format!("{n} ops"),
+    };
+    let corpus = match r.corpus {
+        None => "-".to_string(),
+        Some((k, n)) => format!("{k}/{n}"),
+    };
     format!(
-        "{:<36} {:<8} {:>8} {:>9} {:>6} {:>12}",
+        "{:<36} {:<8} {:>8} {:>9} {:>6} {:>11} {:>9} {:>7}",
         r.mutant.name(),
         status,
         cases,
         time,
         len,
-        refinement
+        refinement,
+        explorer,
+        corpus
     )
 }
 
-/// The table header.
+/// The table header: random check (cases and time to the first kill, length
+/// of the minimal counterexample), cases the refinement check needed, the
+/// explorer's shortest counterexample, fuzz corpus inputs that kill it.
 pub const HEADER: &str =
-    "mutant                               status      cases  time (s)    ops  refinement";
+    "mutant                               status      cases  time (s)    ops  refinement  explorer  corpus";

@@ -3,7 +3,7 @@
 //! and the length of the minimal counterexample.
 
 use super::CliError;
-use crate::mutants::{row, run_mutant, HEADER};
+use crate::mutants::{corpus_mutant, explore_mutant, row, run_mutant, HEADER};
 use clap::Args;
 use lazy::mutant::Mutant;
 use std::io::Write;
@@ -23,6 +23,12 @@ pub struct MutantsArgs {
     /// Print each minimal counterexample as a trace.
     #[arg(long)]
     pub traces: bool,
+    /// Depth of the exhaustive exploration per mutant (0: skip it).
+    #[arg(long, default_value_t = 5)]
+    pub explore_depth: usize,
+    /// The fuzz corpus to replay per mutant.
+    #[arg(long, default_value = "fuzz/corpus/lockstep")]
+    pub corpus: std::path::PathBuf,
 }
 
 /// Run `scopecheck mutants`.
@@ -48,7 +54,11 @@ pub fn execute(args: &MutantsArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let mut survivors = Vec::new();
     let mut results = Vec::new();
     for m in mutants {
-        let r = run_mutant(m, args.cases, args.seed, true);
+        let mut r = run_mutant(m, args.cases, args.seed, true);
+        if args.explore_depth > 0 {
+            r.explorer = Some(explore_mutant(m, args.explore_depth));
+        }
+        r.corpus = corpus_mutant(m, &args.corpus).ok();
         writeln!(out, "{}", row(&r))?;
         if !r.killed() {
             survivors.push(m.name());
