@@ -338,7 +338,8 @@ pub fn report(ops: &[Op], divergence: &Divergence, mutant: Option<Mutant>) -> St
 
 /// The `lockstep` property on a decoded input: both sides agree on every
 /// op (and, with `refinement`, the refinement relation holds after every
-/// op). `Err` is the [`report`].
+/// op), with `mutant` switched on in the lazy side if given. `Ok` is the
+/// number of ops run; `Err` is the [`report`].
 pub fn check_lockstep(
     bytes: &[u8],
     mutant: Option<Mutant>,
