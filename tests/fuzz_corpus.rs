@@ -5,7 +5,7 @@
 //! (`fuzz/crashes/lockstep_mutant/NAME`) turned back into a trace that still
 //! kills its mutant. Also how the seed corpus is written:
 //!
-//!     cargo test --test fuzz_corpus -- --ignored write_seed_corpus
+//!     cargo run -- fuzz-seed
 
 use model::vocab::trace;
 use scopecheck::fuzzing::{self, Mutant, TRACE_MARKER};
@@ -38,7 +38,7 @@ fn lockstep_corpus_replays_without_divergence() {
     let files = files(&root().join("fuzz/corpus/lockstep"));
     assert!(
         files.len() >= 20,
-        "the lockstep corpus has {} inputs; write the seeds with `cargo test --test fuzz_corpus -- --ignored write_seed_corpus`",
+        "the lockstep corpus has {} inputs; write the seeds with `cargo run -- fuzz-seed`",
         files.len()
     );
     let mut ops = 0;
@@ -198,13 +198,25 @@ fn seed_corpus_writes_one_seed_per_trace_for_each_target() {
     std::fs::remove_dir_all(&out).expect("the temporary corpus is removed");
 }
 
-/// Writes the committed seed corpus (`fuzz/corpus/{lockstep,trace_parser}`)
-/// from the scenario and regression traces; run it after adding a trace.
+/// The committed seed corpus is what `scopecheck fuzz-seed` writes now:
+/// every scenario and regression trace has its seed, byte for byte.
 #[test]
-#[ignore = "writes fuzz/corpus; run on purpose"]
-fn write_seed_corpus() {
-    let written = fuzzing::seed_corpus(root(), &root().join("fuzz/corpus")).expect("written");
-    println!("wrote {} seed files", written.len());
+fn committed_seed_corpus_is_up_to_date() {
+    let out = std::env::temp_dir().join(format!("scopecheck-seed-check-{}", std::process::id()));
+    let written = fuzzing::seed_corpus(root(), &out).expect("written");
+    assert!(written.len() >= 2 * 29, "only {} seed files", written.len());
+    for file in &written {
+        let rel = file.strip_prefix(&out).expect("under out");
+        let committed = root().join("fuzz/corpus").join(rel);
+        let want = std::fs::read(file).expect("written seed");
+        let have = std::fs::read(&committed).unwrap_or_default();
+        assert!(
+            want == have,
+            "{} is missing or stale: run `cargo run -- fuzz-seed`",
+            committed.display()
+        );
+    }
+    std::fs::remove_dir_all(&out).expect("the temporary corpus is removed");
 }
 
 #[test]

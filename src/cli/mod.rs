@@ -10,6 +10,7 @@ pub mod check;
 pub mod conform;
 pub mod error;
 pub mod explore;
+pub mod fuzz_seed;
 pub mod fuzz_trace;
 pub mod input;
 pub mod mutants;
@@ -63,6 +64,8 @@ pub enum Command {
     /// Bounded exhaustive exploration (stateright, breadth first) of the lazy
     /// implementation against the eager model.
     Explore(explore::ExploreArgs),
+    /// Write the fuzz seed corpus from the scenario and regression traces.
+    FuzzSeed(fuzz_seed::FuzzSeedArgs),
     /// Turn a fuzz input (a crash file) into a replayable text trace.
     FuzzTrace(fuzz_trace::FuzzTraceArgs),
 }
@@ -79,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Conform(args) => conform::execute(args, &mut out),
         Command::Mutants(args) => mutants::execute(args, &mut out),
         Command::Explore(args) => explore::execute(args, &mut out),
+        Command::FuzzSeed(args) => fuzz_seed::execute(args, &mut out),
         Command::FuzzTrace(args) => fuzz_trace::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);
