@@ -101,90 +101,103 @@ fn lazy_slot(s: &lazy::resources::NativeSlot) -> Slot {
     }
 }
 
+/// The fields both sides hold under the same names and in the same shape:
+/// built once for either side (`$side` is `model::eager` or `lazy`, `$s` the
+/// state, `$slot` its `NativeSlot` conversion), with the stack and the two
+/// resource arrays supplied by the caller.
+macro_rules! abstract_state {
+    ($side:ident, $s:expr, $slot:expr, stack: $stack:expr, native: $native:expr, js: $js:expr) => {{
+        let s = $s;
+        let ah = &s.async_hooks;
+        let f = &ah.fields;
+        let ids = &ah.async_id_fields;
+        Abstract {
+            counts: [
+                f.k_init,
+                f.k_before,
+                f.k_after,
+                f.k_destroy,
+                f.k_promise_resolve,
+                f.k_totals,
+                f.k_check,
+                f.k_uses_execution_async_resource,
+            ],
+            ids: [
+                ids.k_execution_async_id,
+                ids.k_trigger_async_id,
+                ids.k_async_id_counter,
+                ids.k_default_trigger_async_id,
+            ],
+            stack: $stack,
+            native: trim($native),
+            js: $js,
+            frames: s
+                .frames
+                .iter()
+                .map(|fr| match fr {
+                    $side::Frame::Native(sc) => AbstractFrame::Native {
+                        kind: sc.kind,
+                        context: sc.async_context,
+                        resource: $slot(&sc.resource),
+                        skip_hooks: sc.skip_hooks,
+                        skip_task_queues: sc.skip_task_queues,
+                        failed: sc.failed,
+                        pushed_ids: sc.pushed_ids,
+                        trampoline: sc.trampoline.map(|t| t.resource),
+                        main_script: sc.main_script,
+                        threw: sc.threw,
+                    },
+                    $side::Frame::RunInAsyncScope { async_id } => {
+                        AbstractFrame::RunInAsyncScope(*async_id)
+                    }
+                    $side::Frame::DefaultTriggerScope {
+                        old_default_trigger_async_id,
+                    } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
+                })
+                .collect(),
+            hooks: (
+                s.hooks.created.clone(),
+                s.hooks.active.clone(),
+                s.hooks.trampoline_installed,
+            ),
+            ticks: (
+                s.ticks
+                    .queue
+                    .iter()
+                    .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
+                    .collect(),
+                s.ticks.has_tick_scheduled,
+            ),
+            depth: s.async_callback_scope_depth,
+            env: (
+                s.reset_globals.clone(),
+                s.is_stopping,
+                s.destroy_async_id_list.clone(),
+                s.exited,
+            ),
+        }
+    }};
+}
+
 /// The eager state itself, in the common shape.
 pub fn abstract_eager(e: &Eager) -> Abstract {
+    use model::eager;
     let ah = &e.async_hooks;
-    let f = &ah.fields;
-    let len = f.k_stack_length as usize;
-    Abstract {
-        counts: [
-            f.k_init,
-            f.k_before,
-            f.k_after,
-            f.k_destroy,
-            f.k_promise_resolve,
-            f.k_totals,
-            f.k_check,
-            f.k_uses_execution_async_resource,
-        ],
-        ids: [
-            ah.async_id_fields.k_execution_async_id,
-            ah.async_id_fields.k_trigger_async_id,
-            ah.async_id_fields.k_async_id_counter,
-            ah.async_id_fields.k_default_trigger_async_id,
-        ],
+    let len = ah.fields.k_stack_length as usize;
+    abstract_state!(
+        eager,
+        e,
+        eager_slot,
         stack: ah.async_ids_stack[..len].to_vec(),
-        native: trim(
-            ah.native_execution_async_resources
-                .iter()
-                .map(|s| s.as_ref().map(eager_slot))
-                .collect(),
-        ),
-        js: (0..ah.js_execution_async_resources.len())
-            .map(|i| ah.js_execution_async_resources.get(i))
-            .collect(),
-        frames: e
-            .frames
-            .iter()
-            .map(|fr| match fr {
-                model::eager::Frame::Native(s) => AbstractFrame::Native {
-                    kind: s.kind,
-                    context: s.async_context,
-                    resource: eager_slot(&s.resource),
-                    skip_hooks: s.skip_hooks,
-                    skip_task_queues: s.skip_task_queues,
-                    failed: s.failed,
-                    pushed_ids: s.pushed_ids,
-                    trampoline: s.trampoline.map(|t| t.resource),
-                    main_script: s.main_script,
-                    threw: s.threw,
-                },
-                model::eager::Frame::RunInAsyncScope { async_id } => {
-                    AbstractFrame::RunInAsyncScope(*async_id)
-                }
-                model::eager::Frame::DefaultTriggerScope {
-                    old_default_trigger_async_id,
-                } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
-            })
-            .collect(),
-        hooks: (
-            e.hooks.created.clone(),
-            e.hooks.active.clone(),
-            e.hooks.trampoline_installed,
-        ),
-        ticks: (
-            e.ticks
-                .queue
-                .iter()
-                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
-                .collect(),
-            e.ticks.has_tick_scheduled,
-        ),
-        depth: e.async_callback_scope_depth,
-        env: (
-            e.reset_globals.clone(),
-            e.is_stopping,
-            e.destroy_async_id_list.clone(),
-            e.exited,
-        ),
-    }
+        native: ah.native_execution_async_resources.iter().map(|s| s.as_ref().map(eager_slot)).collect(),
+        js: (0..ah.js_execution_async_resources.len()).map(|i| ah.js_execution_async_resources.get(i)).collect()
+    )
 }
 
 /// The abstraction function: the eager state the lazy state stands for.
 pub fn abstract_lazy(l: &Lazy) -> Abstract {
     let ah = &l.async_hooks;
-    let f = &ah.fields;
-    let len = f.k_stack_length as usize;
+    let len = ah.fields.k_stack_length as usize;
     // Merge: the lazy scopes linked at stack position p sit above the p-th
     // stack entry, in chain order.
     let mut stack = Vec::with_capacity(ah.depth());
@@ -207,71 +220,14 @@ pub fn abstract_lazy(l: &Lazy) -> Abstract {
             stack.push(ah.async_ids_stack[position]);
         }
     }
-    Abstract {
-        counts: [
-            f.k_init,
-            f.k_before,
-            f.k_after,
-            f.k_destroy,
-            f.k_promise_resolve,
-            f.k_totals,
-            f.k_check,
-            f.k_uses_execution_async_resource,
-        ],
-        ids: [
-            ah.async_id_fields.k_execution_async_id,
-            ah.async_id_fields.k_trigger_async_id,
-            ah.async_id_fields.k_async_id_counter,
-            ah.async_id_fields.k_default_trigger_async_id,
-        ],
-        stack,
-        native: trim(native),
-        js: ah.js_execution_async_resources.items().to_vec(),
-        frames: l
-            .frames
-            .iter()
-            .map(|fr| match fr {
-                lazy::Frame::Native(s) => AbstractFrame::Native {
-                    kind: s.kind,
-                    context: s.async_context,
-                    resource: lazy_slot(&s.resource),
-                    skip_hooks: s.skip_hooks,
-                    skip_task_queues: s.skip_task_queues,
-                    failed: s.failed,
-                    pushed_ids: s.pushed_ids,
-                    trampoline: s.trampoline.map(|t| t.resource),
-                    main_script: s.main_script,
-                    threw: s.threw,
-                },
-                lazy::Frame::RunInAsyncScope { async_id } => {
-                    AbstractFrame::RunInAsyncScope(*async_id)
-                }
-                lazy::Frame::DefaultTriggerScope {
-                    old_default_trigger_async_id,
-                } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
-            })
-            .collect(),
-        hooks: (
-            l.hooks.created.clone(),
-            l.hooks.active.clone(),
-            l.hooks.trampoline_installed,
-        ),
-        ticks: (
-            l.ticks
-                .queue
-                .iter()
-                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
-                .collect(),
-            l.ticks.has_tick_scheduled,
-        ),
-        depth: l.async_callback_scope_depth,
-        env: (
-            l.reset_globals.clone(),
-            l.is_stopping,
-            l.destroy_async_id_list.clone(),
-            l.exited,
-        ),
-    }
+    abstract_state!(
+        lazy,
+        l,
+        lazy_slot,
+        stack: stack,
+        native: native,
+        js: ah.js_execution_async_resources.items().to_vec()
+    )
 }
 
 /// The first field where the two abstract states differ, by name.

@@ -46,3 +46,16 @@ fn the_lazy_condition_decides_cost_only() {
         );
     }
 }
+
+#[test]
+fn the_refinement_check_catches_a_mistake_before_it_is_observable() {
+    // A lazy scope that saves its own ids breaks the abstraction at once,
+    // while a program sees the difference only after the scope closes.
+    let r = run_mutant(Mutant::LinkSavesOwnIds, 2_000, 66511, true);
+    let by_refinement = r.refinement_cases.expect("the refinement check catches it");
+    let (by_observation, _) = r.killed_after.expect("the observations catch it too");
+    assert!(
+        by_refinement <= by_observation,
+        "{by_refinement} > {by_observation}"
+    );
+}
