@@ -494,15 +494,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         }
         // A panic of the side under test is a divergence, as in the
         // lockstep harness; the state is never expanded afterwards.
-        let l = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lazy.apply(op)))
-            .unwrap_or_else(|panic| {
-                let why = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "a panic".to_string());
-                Err(OpError::Internal(format!("the lazy side panicked: {why}")))
-            });
+        let l = crate::lockstep::catch_panic(|| lazy.apply(op));
         if let (Some(after), Ok(obs)) = (lazy.lazy_view(), &l) {
             coverage.after_op(closing_lazy, after, op, obs);
         }

@@ -67,6 +67,19 @@ impl fmt::Display for Divergence {
     }
 }
 
+/// Run one side's `apply`, answering a panic as `OpError::Internal`: a
+/// panicking implementation is a divergence, not a crash of the harness.
+pub fn catch_panic(apply: impl FnOnce() -> Answer) -> Answer {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(apply)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "a panic".to_string());
+        Err(OpError::Internal(format!("the lazy side panicked: {why}")))
+    })
+}
+
 /// One op run on both sides with equal answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Step {
@@ -104,15 +117,7 @@ impl Pair {
     pub fn step(&mut self, op: &Op) -> Result<Answer, (Answer, Answer)> {
         let e = self.eager.apply(op);
         let lazy = &mut self.lazy;
-        let l = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lazy.apply(op)))
-            .unwrap_or_else(|panic| {
-                let why = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "a panic".to_string());
-                Err(OpError::Internal(format!("the lazy side panicked: {why}")))
-            });
+        let l = catch_panic(|| lazy.apply(op));
         if e == l {
             Ok(e)
         } else {

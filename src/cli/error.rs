@@ -32,7 +32,7 @@ pub enum CliError {
     /// mutant, a conformance mismatch): exit code 1, the report already printed.
     Verdict(String),
     /// A command-line argument that clap accepts but the command does not
-    /// (an unknown mutant name): exit code 2.
+    /// (an output path that cannot be written): exit code 2.
     Usage(String),
 }
 

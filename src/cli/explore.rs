@@ -11,18 +11,6 @@ use lazy::Lazy;
 use model::Eager;
 use std::io::Write;
 
-/// A mutant by its kebab-case name, for clap.
-fn parse_mutant(name: &str) -> Result<Mutant, String> {
-    Mutant::from_name(name).ok_or_else(|| {
-        let names: Vec<String> = Mutant::ALL
-            .iter()
-            .chain(Mutant::VARIANTS)
-            .map(|m| m.name())
-            .collect();
-        format!("unknown mutant; expected one of {}", names.join(", "))
-    })
-}
-
 /// Arguments of `scopecheck explore`.
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
@@ -42,7 +30,7 @@ pub struct ExploreArgs {
     pub max_nesting: u16,
     /// Explore the lazy side with this deliberate mistake switched on
     /// (`scopecheck mutants` lists them).
-    #[arg(long, value_parser = parse_mutant)]
+    #[arg(long, value_parser = super::parse_mutant)]
     pub mutant: Option<Mutant>,
     /// No progress line.
     #[arg(long)]

@@ -15,23 +15,14 @@ pub struct FuzzTraceArgs {
     pub file: PathBuf,
     /// The mutant the input was found with (`lockstep_mutant` target), so
     /// that the trace ends at the divergence it shows.
-    #[arg(long)]
-    pub mutant: Option<String>,
+    #[arg(long, value_parser = super::parse_mutant)]
+    pub mutant: Option<Mutant>,
 }
 
 /// Run `scopecheck fuzz-trace`: print the decoded ops in the text format,
 /// up to the first divergence if there is one, with a comment header.
 pub fn execute(args: &FuzzTraceArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let mutant = match &args.mutant {
-        None => None,
-        Some(name) => Some(Mutant::from_name(name).ok_or_else(|| {
-            let names: Vec<String> = Mutant::ALL.iter().map(|m| m.name()).collect();
-            CliError::Usage(format!(
-                "unknown mutant {name:?}; expected one of {}",
-                names.join(", ")
-            ))
-        })?),
-    };
+    let mutant = args.mutant;
     let bytes = std::fs::read(&args.file).map_err(|source| CliError::Read {
         file: args.file.clone(),
         source,

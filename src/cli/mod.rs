@@ -23,6 +23,20 @@ use clap::{Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+/// A mutant (or variant) by its kebab-case name: the clap value parser of
+/// every `--mutant` / `--only` option.
+pub fn parse_mutant(name: &str) -> Result<lazy::mutant::Mutant, String> {
+    use lazy::mutant::Mutant;
+    Mutant::from_name(name).ok_or_else(|| {
+        let names: Vec<String> = Mutant::ALL
+            .iter()
+            .chain(Mutant::VARIANTS)
+            .map(|m| m.name())
+            .collect();
+        format!("unknown mutant; expected one of {}", names.join(", "))
+    })
+}
+
 /// The exit code for bad input (unreadable file, parse error, impossible op);
 /// clap uses the same code for bad arguments.
 pub const EXIT_BAD_INPUT: u8 = 2;

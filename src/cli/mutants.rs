@@ -18,8 +18,8 @@ pub struct MutantsArgs {
     #[arg(long, default_value_t = 66511)]
     pub seed: u64,
     /// Only this mutant (kebab-case name).
-    #[arg(long)]
-    pub only: Option<String>,
+    #[arg(long, value_parser = super::parse_mutant)]
+    pub only: Option<Mutant>,
     /// Print each minimal counterexample as a trace.
     #[arg(long)]
     pub traces: bool,
@@ -33,18 +33,9 @@ pub struct MutantsArgs {
 
 /// Run `scopecheck mutants`.
 pub fn execute(args: &MutantsArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let mutants: Vec<Mutant> = match &args.only {
+    let mutants: Vec<Mutant> = match args.only {
         None => Mutant::ALL.to_vec(),
-        Some(name) => match Mutant::from_name(name) {
-            Some(m) => vec![m],
-            None => {
-                let names: Vec<String> = Mutant::ALL.iter().map(|m| m.name()).collect();
-                return Err(CliError::Usage(format!(
-                    "unknown mutant {name:?}; expected one of {}",
-                    names.join(", ")
-                )));
-            }
-        },
+        Some(m) => vec![m],
     };
     writeln!(out, "{HEADER}")?;
     // Mutants may panic; the harness reports that as a kill, so keep the

@@ -21,8 +21,8 @@ pub struct ReplayArgs {
     /// The trace file.
     pub file: PathBuf,
     /// Switch on a deliberate mistake in the lazy side (a name from `scopecheck mutants`).
-    #[arg(long)]
-    pub mutant: Option<String>,
+    #[arg(long, value_parser = super::parse_mutant)]
+    pub mutant: Option<Mutant>,
     /// Also write the replay as a self-contained HTML page to this file
     /// (both sides' stacks after every op; see `docs/visual.md`).
     #[arg(long, value_name = "OUT.html")]
@@ -33,23 +33,6 @@ fn show(answer: &Answer) -> Vec<String> {
     match answer {
         Ok(obs) => obs.iter().map(|o| o.to_string()).collect(),
         Err(e) => vec![e.to_string()],
-    }
-}
-
-fn parse_mutant(name: &Option<String>) -> Result<Option<Mutant>, CliError> {
-    match name {
-        None => Ok(None),
-        Some(name) => Mutant::from_name(name).map(Some).ok_or_else(|| {
-            let names: Vec<String> = Mutant::ALL
-                .iter()
-                .chain(Mutant::VARIANTS)
-                .map(|m| m.name())
-                .collect();
-            CliError::Usage(format!(
-                "unknown mutant {name:?}; expected one of {}",
-                names.join(", ")
-            ))
-        }),
     }
 }
 
@@ -68,7 +51,7 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
         return execute_text(args, out);
     };
     let trace = load_trace(&args.file)?;
-    let mutant = parse_mutant(&args.mutant)?;
+    let mutant = args.mutant;
     let mut file = File::create(html_path).map_err(|e| cannot_write(html_path, &e))?;
     let verdict = execute_text(args, out);
     let replay = html::record(&trace, mutant);
@@ -89,7 +72,7 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
 /// The text replay (unchanged by `--html`).
 fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let trace = load_trace(&args.file)?;
-    let mutant = parse_mutant(&args.mutant)?;
+    let mutant = args.mutant;
     let mut pair = Pair::with_mutant(mutant);
     writeln!(out, "{:<6} {:<40} {:<50} lazy", "line", "op", "eager")?;
     for step in &trace.steps {
