@@ -96,7 +96,7 @@ pub fn run_with_coverage(
         }
         coverage.before_op(&pair.lazy, op);
         let closing_lazy = matches!(op, Op::CloseScope { .. })
-            && matches!(pair.lazy.frames.last(), Some(lazy::Frame::Native(s)) if s.lazy);
+            && matches!(pair.lazy.frames.last(), Some(model::env::Frame::Native(s)) if s.entered == lazy::Path::Lazy);
         let answer = pair.checked_step(index, op, refinement)?;
         applied += 1;
         if let Ok(obs) = &answer {

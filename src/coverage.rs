@@ -4,8 +4,10 @@
 //! the default run misses any.
 
 use lazy::async_hooks::Top;
-use lazy::resources::NativeSlot;
-use lazy::{Frame, Lazy};
+use lazy::{Lazy, LazyStack, Path};
+use model::env::callback_scope::InternalCallbackScope;
+use model::env::resources::NativeSlot;
+use model::env::Frame;
 use model::vocab::{Observation, Op, OP_KINDS};
 use std::collections::BTreeMap;
 
@@ -104,7 +106,7 @@ pub struct Coverage {
     pub ops: BTreeMap<&'static str, u64>,
 }
 
-fn innermost_native(lazy: &Lazy) -> Option<&lazy::callback_scope::InternalCallbackScope> {
+fn innermost_native(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
     match lazy.frames.last() {
         Some(Frame::Native(s)) => Some(s),
         _ => None,
@@ -122,8 +124,8 @@ impl Coverage {
             *self.ops.entry(op.kind()).or_default() += 1;
         }
         let ah = &before.async_hooks;
-        let lazies = ah.fields.k_lazy_scopes > 0;
-        let top = ah.top();
+        let lazies = ah.store.k_lazy_scopes > 0;
+        let top = lazy::async_hooks::top(ah);
         let current = ah.async_id_fields.k_execution_async_id;
         let pushes = matches!(op, Op::EmitBefore { .. } | Op::EnterRunInAsyncScope { .. });
         if pushes && top == Top::Lazy {
@@ -183,9 +185,9 @@ impl Coverage {
             }
         }
         if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
-            if scope.lazy && !before.is_stopping {
-                let own =
-                    ah.lazy_scopes.last().map(|l| l.async_id) == Some(scope.async_context.async_id);
+            if scope.entered == Path::Lazy && !before.is_stopping {
+                let own = ah.store.lazy_scopes.last().map(|l| l.async_id)
+                    == Some(scope.async_context.async_id);
                 if !lazies {
                     self.hit("lazy-close-after-clear");
                 } else if top != Top::Lazy || !own {
@@ -224,15 +226,17 @@ impl Coverage {
                     .iter()
                     .rev()
                     .skip(1)
-                    .any(|f| matches!(f, Frame::Native(s) if s.lazy));
-                let outer_has_eager = after
-                    .frames
-                    .iter()
-                    .rev()
-                    .skip(1)
-                    .any(|f| matches!(f, Frame::Native(s) if !s.lazy && s.pushed_ids));
-                if scope.lazy {
-                    if ah.lazy_scopes.last().is_some_and(|l| l.stack_position > 0) {
+                    .any(|f| matches!(f, Frame::Native(s) if s.entered == Path::Lazy));
+                let outer_has_eager = after.frames.iter().rev().skip(1).any(
+                    |f| matches!(f, Frame::Native(s) if s.entered != Path::Lazy && s.pushed_ids),
+                );
+                if scope.entered == Path::Lazy {
+                    if ah
+                        .store
+                        .lazy_scopes
+                        .last()
+                        .is_some_and(|l| l.stack_position > 0)
+                    {
                         self.hit("lazy-above-js");
                     }
                     if outer_has_eager {
@@ -243,7 +247,7 @@ impl Coverage {
                 }
             }
         }
-        if ah.depth() > 16 && ah.fields.k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 {
+        if ah.depth() > 16 && ah.store.k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 {
             self.hit("deep-with-lazy");
         }
         for o in observations {

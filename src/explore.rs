@@ -488,7 +488,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             && state
                 .lazy
                 .lazy_view()
-                .is_some_and(|l| matches!(l.frames.last(), Some(lazy::Frame::Native(s)) if s.lazy));
+                .is_some_and(|l| matches!(l.frames.last(), Some(model::env::Frame::Native(s)) if s.entered == lazy::Path::Lazy));
         if let Some(before) = state.lazy.lazy_view() {
             coverage.before_op(before, op);
         }

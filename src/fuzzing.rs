@@ -193,7 +193,7 @@ fn open_scope(u: &mut Unstructured<'_>, eager: &Eager, kind: ScopeKind) -> arbit
 /// The op that ends the innermost frame (a native scope's close may be
 /// `close threw`).
 fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
-    use model::eager::Frame;
+    use model::env::Frame;
     Ok(match eager.frames.last() {
         Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
         Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,

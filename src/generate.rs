@@ -4,7 +4,7 @@
 //! kept only if the model accepts it, so that shrinking keeps sequences valid.
 
 use crate::lockstep::Answer;
-use model::eager::Frame;
+use model::env::Frame;
 use model::vocab::{
     AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId, Runtime,
     ScopeFlags, ScopeKind,

@@ -14,6 +14,7 @@
 use crate::lockstep::{Answer, Pair};
 use lazy::mutant::Mutant;
 use lazy::Lazy;
+use model::env::resources::NativeSlot;
 use model::vocab::{trace::Trace, AsyncId, Observation, Op, ResourceId};
 use model::Eager;
 use std::collections::BTreeSet;
@@ -139,20 +140,7 @@ pub struct StackView {
     pub exited: bool,
 }
 
-fn slot_text_eager(
-    slot: &model::eager::resources::NativeSlot,
-    reset: &BTreeSet<ResourceId>,
-) -> String {
-    use model::eager::resources::NativeSlot;
-    match slot {
-        NativeSlot::Local(view) => view.to_string(),
-        NativeSlot::Global(id) if reset.contains(id) => format!("global {id} (reset)"),
-        NativeSlot::Global(id) => format!("global {id}"),
-    }
-}
-
-fn slot_text_lazy(slot: &lazy::resources::NativeSlot, reset: &BTreeSet<ResourceId>) -> String {
-    use lazy::resources::NativeSlot;
+fn slot_text(slot: &NativeSlot, reset: &BTreeSet<ResourceId>) -> String {
     match slot {
         NativeSlot::Local(view) => view.to_string(),
         NativeSlot::Global(id) if reset.contains(id) => format!("global {id} (reset)"),
@@ -170,7 +158,7 @@ pub fn eager_view(e: &Eager) -> StackView {
     let native_cell = |d: usize| match natives.get(d) {
         None => Cell::Absent,
         Some(None) => Cell::Empty,
-        Some(Some(slot)) => Cell::Value(slot_text_eager(slot, &e.reset_globals)),
+        Some(Some(slot)) => Cell::Value(slot_text(slot, &e.reset_globals)),
     };
     let js_cell = |d: usize| {
         if d >= js.len() {
@@ -210,7 +198,7 @@ pub fn eager_view(e: &Eager) -> StackView {
 }
 
 /// `kStackLength`, `kTotals`, `kCheck`; `kUsesExecutionAsyncResource`.
-fn eager_fields(f: &model::eager::fields::Fields) -> Vec<Vec<(&'static str, String)>> {
+fn eager_fields(f: &model::env::fields::Fields) -> Vec<Vec<(&'static str, String)>> {
     vec![
         vec![
             ("kStackLength", f.k_stack_length.to_string()),
@@ -252,7 +240,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
     let native_cell = |d: usize| match natives.get(d) {
         None => Cell::Absent,
         Some(None) => Cell::Empty,
-        Some(Some(slot)) => Cell::Value(slot_text_lazy(slot, &l.reset_globals)),
+        Some(Some(slot)) => Cell::Value(slot_text(slot, &l.reset_globals)),
     };
     let js_cell = |d: usize| match js.get(d) {
         None => Cell::Absent,
@@ -260,6 +248,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
         Some(Some(v)) => Cell::Value(v.to_string()),
     };
     let links: Vec<LinkView> = ah
+        .store
         .lazy_scopes
         .iter()
         .enumerate()
@@ -267,7 +256,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
             chain_index: i,
             async_id: s.async_id,
             saved: s.saved,
-            resource: slot_text_lazy(&s.resource, &l.reset_globals),
+            resource: slot_text(&s.resource, &l.reset_globals),
             stack_position: s.stack_position,
         })
         .collect();
@@ -300,7 +289,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
     }
     let unplaced: Vec<LinkView> = chain.cloned().collect();
     let f = &ah.fields;
-    let can_be_lazy = lazy::callback_scope::can_be_lazy(f);
+    let can_be_lazy = lazy::can_be_lazy(f);
     StackView {
         current: (
             ah.async_id_fields.k_execution_async_id,
@@ -309,7 +298,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
         fields: vec![
             vec![
                 ("kStackLength", f.k_stack_length.to_string()),
-                ("kLazyScopes", f.k_lazy_scopes.to_string()),
+                ("kLazyScopes", ah.store.k_lazy_scopes.to_string()),
                 ("depth", ah.depth().to_string()),
             ],
             vec![(

@@ -108,7 +108,7 @@ impl Pair {
     pub fn with_mutant(mutant: Option<Mutant>) -> Self {
         Pair {
             eager: Eager::new(),
-            lazy: Lazy::with_mutant(mutant),
+            lazy: lazy::with_mutant(mutant),
         }
     }
 

@@ -7,6 +7,8 @@
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
 use lazy::Lazy;
+use model::env::resources::NativeSlot;
+use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
 use model::vocab::{
     AsyncContext, AsyncId, HookCallbacks, HookId, ResourceId, ResourceView, ScopeKind,
 };
@@ -87,111 +89,100 @@ fn trim(mut v: Vec<Option<Slot>>) -> Vec<Option<Slot>> {
     v
 }
 
-fn eager_slot(s: &model::eager::resources::NativeSlot) -> Slot {
+fn slot(s: &NativeSlot) -> Slot {
     match s {
-        model::eager::resources::NativeSlot::Local(v) => Slot::Local(*v),
-        model::eager::resources::NativeSlot::Global(r) => Slot::Global(*r),
+        NativeSlot::Local(v) => Slot::Local(*v),
+        NativeSlot::Global(r) => Slot::Global(*r),
     }
 }
 
-fn lazy_slot(s: &lazy::resources::NativeSlot) -> Slot {
-    match s {
-        lazy::resources::NativeSlot::Local(v) => Slot::Local(*v),
-        lazy::resources::NativeSlot::Global(r) => Slot::Global(*r),
+fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
+    match frame {
+        Frame::Native(sc) => AbstractFrame::Native {
+            kind: sc.kind,
+            context: sc.async_context,
+            resource: slot(&sc.resource),
+            skip_hooks: sc.skip_hooks,
+            skip_task_queues: sc.skip_task_queues,
+            failed: sc.failed,
+            pushed_ids: sc.pushed_ids,
+            trampoline: sc.trampoline.map(|t| t.resource),
+            main_script: sc.main_script,
+            threw: sc.threw,
+        },
+        Frame::RunInAsyncScope { async_id } => AbstractFrame::RunInAsyncScope(*async_id),
+        Frame::DefaultTriggerScope {
+            old_default_trigger_async_id,
+        } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
     }
 }
 
-/// The fields both sides hold under the same names and in the same shape:
-/// built once for either side (`$side` is `model::eager` or `lazy`, `$s` the
-/// state, `$slot` its `NativeSlot` conversion), with the stack and the two
-/// resource arrays supplied by the caller.
-macro_rules! abstract_state {
-    ($side:ident, $s:expr, $slot:expr, stack: $stack:expr, native: $native:expr, js: $js:expr) => {{
-        let s = $s;
-        let ah = &s.async_hooks;
-        let f = &ah.fields;
-        let ids = &ah.async_id_fields;
-        Abstract {
-            counts: [
-                f.k_init,
-                f.k_before,
-                f.k_after,
-                f.k_destroy,
-                f.k_promise_resolve,
-                f.k_totals,
-                f.k_check,
-                f.k_uses_execution_async_resource,
-            ],
-            ids: [
-                ids.k_execution_async_id,
-                ids.k_trigger_async_id,
-                ids.k_async_id_counter,
-                ids.k_default_trigger_async_id,
-            ],
-            stack: $stack,
-            native: trim($native),
-            js: $js,
-            frames: s
-                .frames
+/// The fields Node's unchanged code keeps, the same on either store, with
+/// the eager stack and the native resource array as the store stands for them.
+fn abstract_env<S: AsyncIdStack>(
+    s: &Environment<S>,
+    stack: Vec<(AsyncId, AsyncId)>,
+    native: Vec<Option<Slot>>,
+) -> Abstract {
+    let ah = &s.async_hooks;
+    let f = &ah.fields;
+    let ids = &ah.async_id_fields;
+    Abstract {
+        counts: [
+            f.k_init,
+            f.k_before,
+            f.k_after,
+            f.k_destroy,
+            f.k_promise_resolve,
+            f.k_totals,
+            f.k_check,
+            f.k_uses_execution_async_resource,
+        ],
+        ids: [
+            ids.k_execution_async_id,
+            ids.k_trigger_async_id,
+            ids.k_async_id_counter,
+            ids.k_default_trigger_async_id,
+        ],
+        stack,
+        native: trim(native),
+        js: ah.js_execution_async_resources.items().to_vec(),
+        frames: s.frames.iter().map(abstract_frame).collect(),
+        hooks: (
+            s.hooks.created.clone(),
+            s.hooks.active.clone(),
+            s.hooks.trampoline_installed,
+        ),
+        ticks: (
+            s.ticks
+                .queue
                 .iter()
-                .map(|fr| match fr {
-                    $side::Frame::Native(sc) => AbstractFrame::Native {
-                        kind: sc.kind,
-                        context: sc.async_context,
-                        resource: $slot(&sc.resource),
-                        skip_hooks: sc.skip_hooks,
-                        skip_task_queues: sc.skip_task_queues,
-                        failed: sc.failed,
-                        pushed_ids: sc.pushed_ids,
-                        trampoline: sc.trampoline.map(|t| t.resource),
-                        main_script: sc.main_script,
-                        threw: sc.threw,
-                    },
-                    $side::Frame::RunInAsyncScope { async_id } => {
-                        AbstractFrame::RunInAsyncScope(*async_id)
-                    }
-                    $side::Frame::DefaultTriggerScope {
-                        old_default_trigger_async_id,
-                    } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
-                })
+                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
                 .collect(),
-            hooks: (
-                s.hooks.created.clone(),
-                s.hooks.active.clone(),
-                s.hooks.trampoline_installed,
-            ),
-            ticks: (
-                s.ticks
-                    .queue
-                    .iter()
-                    .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
-                    .collect(),
-                s.ticks.has_tick_scheduled,
-            ),
-            depth: s.async_callback_scope_depth,
-            env: (
-                s.reset_globals.clone(),
-                s.is_stopping,
-                s.destroy_async_id_list.clone(),
-                s.exited,
-            ),
-        }
-    }};
+            s.ticks.has_tick_scheduled,
+        ),
+        depth: s.async_callback_scope_depth,
+        env: (
+            s.reset_globals.clone(),
+            s.is_stopping,
+            s.destroy_async_id_list.clone(),
+            s.exited,
+        ),
+    }
+}
+
+fn natives<S>(ah: &AsyncHooks<S>) -> Vec<Option<Slot>> {
+    ah.native_execution_async_resources
+        .iter()
+        .map(|s| s.as_ref().map(slot))
+        .collect()
 }
 
 /// The eager state itself, in the common shape.
 pub fn abstract_eager(e: &Eager) -> Abstract {
-    use model::eager;
     let ah = &e.async_hooks;
     let len = ah.fields.k_stack_length as usize;
-    abstract_state!(
-        eager,
-        e,
-        eager_slot,
-        stack: ah.async_ids_stack[..len].to_vec(),
-        native: ah.native_execution_async_resources.iter().map(|s| s.as_ref().map(eager_slot)).collect(),
-        js: (0..ah.js_execution_async_resources.len()).map(|i| ah.js_execution_async_resources.get(i)).collect()
-    )
+    abstract_env(e, ah.async_ids_stack[..len].to_vec(), natives(ah))
 }
 
 /// The abstraction function: the eager state the lazy state stands for.
@@ -201,33 +192,22 @@ pub fn abstract_lazy(l: &Lazy) -> Abstract {
     // Merge: the lazy scopes linked at stack position p sit above the p-th
     // stack entry, in chain order.
     let mut stack = Vec::with_capacity(ah.depth());
-    let mut native: Vec<Option<Slot>> = ah
-        .native_execution_async_resources
-        .iter()
-        .map(|s| s.as_ref().map(lazy_slot))
-        .collect();
-    let mut chain = ah.lazy_scopes.iter().peekable();
+    let mut native = natives(ah);
+    let mut chain = ah.store.lazy_scopes.iter().peekable();
     for position in 0..=len {
         while let Some(link) = chain.next_if(|link| link.stack_position as usize == position) {
             let index = stack.len();
             if native.len() <= index {
                 native.resize(index + 1, None);
             }
-            native[index] = Some(lazy_slot(&link.resource));
+            native[index] = Some(slot(&link.resource));
             stack.push(link.saved);
         }
         if position < len {
             stack.push(ah.async_ids_stack[position]);
         }
     }
-    abstract_state!(
-        lazy,
-        l,
-        lazy_slot,
-        stack: stack,
-        native: native,
-        js: ah.js_execution_async_resources.items().to_vec()
-    )
+    abstract_env(l, stack, native)
 }
 
 /// The first field where the two abstract states differ, by name.

@@ -31,7 +31,7 @@ struct OffByOne(Lazy);
 impl OffByOne {
     fn bug_applies(&self) -> bool {
         let ah = &self.0.async_hooks;
-        ah.top() == Top::Lazy && ah.fields.k_lazy_scopes >= 2
+        lazy::async_hooks::top(ah) == Top::Lazy && ah.store.k_lazy_scopes >= 2
     }
 }
 
@@ -73,7 +73,7 @@ struct PanicsOnClear(Lazy);
 
 impl Runtime for PanicsOnClear {
     fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
-        if matches!(op, Op::ClearAsyncIdStack) && self.0.async_hooks.fields.k_lazy_scopes >= 2 {
+        if matches!(op, Op::ClearAsyncIdStack) && self.0.async_hooks.store.k_lazy_scopes >= 2 {
             panic!("planted panic");
         }
         self.0.apply(op)
@@ -182,13 +182,13 @@ fn a_panic_of_the_lazy_side_is_a_divergence() {
 fn a_mistake_of_the_mutation_catalogue_is_found_in_three_ops() {
     // Popping a lazy scope restores the execution id but not the trigger id:
     // open a scope, close it, ask for the trigger id.
-    let lazy = Lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
+    let lazy = lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
     let report = explore(Eager::new(), lazy, &config(4), &mut quiet);
     let cx = report.counterexample.expect("the mutant was found");
     assert!(cx.explored_ops <= 3, "{}", cx.trace_text());
     // Exploring a little less deep finds nothing: the counterexample is a
     // shortest one.
-    let lazy = Lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
+    let lazy = lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
     let shallower = ExploreConfig {
         depth: cx.explored_ops - 1,
         ..config(0)

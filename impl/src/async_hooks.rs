@@ -1,52 +1,12 @@
-//! `AsyncHooks` with the pull request's additions: the field `kLazyScopes`
-//! and the chain of lazy scopes.
+//! `AsyncHooks` (`src/env.h`, `src/env.cc`) as the pull request changes it:
+//! the field `kLazyScopes`, the chain of lazy scopes, and the C++ readers and
+//! writers of the stack that know about them.
 
-use crate::mutant::Mutant;
-use crate::resources::{JsArray, NativeSlot};
-use crate::Died;
-use model::vocab::{AsyncId, Cost, FailedCheck, Observation, ResourceId, ResourceView};
+use crate::mutant::Decisions;
+use model::env::resources::NativeSlot;
+use model::env::{AsyncHooks, AsyncIdStack, Died};
+use model::vocab::{AsyncId, ResourceId, ResourceView};
 use std::collections::BTreeSet;
-
-/// Pairs `async_ids_stack_` has room for at first.
-pub const INITIAL_STACK_PAIRS: usize = 16;
-
-/// `AsyncHooks::fields_`, with `kLazyScopes` added.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Fields {
-    /// `kInit`.
-    pub k_init: u32,
-    /// `kBefore`.
-    pub k_before: u32,
-    /// `kAfter`.
-    pub k_after: u32,
-    /// `kDestroy`.
-    pub k_destroy: u32,
-    /// `kPromiseResolve`.
-    pub k_promise_resolve: u32,
-    /// `kTotals`.
-    pub k_totals: u32,
-    /// `kCheck`.
-    pub k_check: u32,
-    /// `kStackLength`: entries on the id stack proper (lazy scopes are not there).
-    pub k_stack_length: u32,
-    /// `kUsesExecutionAsyncResource`.
-    pub k_uses_execution_async_resource: u32,
-    /// `kLazyScopes` (new): lazy scopes in the chain; JS reads it.
-    pub k_lazy_scopes: u32,
-}
-
-/// `AsyncHooks::async_id_fields_`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct AsyncIdFields {
-    /// `kExecutionAsyncId`.
-    pub k_execution_async_id: AsyncId,
-    /// `kTriggerAsyncId`.
-    pub k_trigger_async_id: AsyncId,
-    /// `kAsyncIdCounter`.
-    pub k_async_id_counter: AsyncId,
-    /// `kDefaultTriggerAsyncId`.
-    pub k_default_trigger_async_id: AsyncId,
-}
 
 /// One lazy scope in the chain: the pair it swapped out, its resource
 /// pointer, and where it sits among the stack entries.
@@ -62,28 +22,19 @@ pub struct LazyScope {
     pub stack_position: u32,
 }
 
-/// `class AsyncHooks` as the pull request changes it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct AsyncHooks {
-    /// `fields_`.
-    pub fields: Fields,
-    /// `async_id_fields_`.
-    pub async_id_fields: AsyncIdFields,
-    /// `async_ids_stack_`.
-    pub async_ids_stack: Vec<(AsyncId, AsyncId)>,
-    /// Pairs the stack holds before it grows.
-    pub stack_capacity_pairs: usize,
-    /// `native_execution_async_resources_`, indexed by eager depth.
-    pub native_execution_async_resources: Vec<Option<NativeSlot>>,
-    /// `execution_async_resources` (JS), indexed by eager depth.
-    pub js_execution_async_resources: JsArray,
+/// The lazy store: what the pull request adds to `AsyncHooks`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LazyStack {
+    /// `fields_[kLazyScopes]` (new): lazy scopes in the chain; JS reads it.
+    pub k_lazy_scopes: u32,
     /// The chain of lazy scopes, outermost first (`last()` is the innermost).
     pub lazy_scopes: Vec<LazyScope>,
-    /// Work done.
-    pub cost: Cost,
-    /// The deliberate mistake switched on, if any (none in normal use).
-    pub mutant: Option<Mutant>,
+    /// How each design decision is taken (as designed, unless a mutant is on).
+    pub decisions: Decisions,
 }
+
+/// `AsyncHooks` with the lazy store.
+pub type LazyHooks = AsyncHooks<LazyStack>;
 
 /// Which entry is innermost: a lazy scope, a stack entry, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,260 +47,136 @@ pub enum Top {
     Stack,
 }
 
-impl AsyncHooks {
-    /// `AsyncHooks::AsyncHooks`.
-    pub fn new() -> Self {
-        AsyncHooks {
-            fields: Fields {
-                k_check: 1,
-                ..Fields::default()
-            },
-            async_id_fields: AsyncIdFields {
-                k_execution_async_id: 0,
-                k_trigger_async_id: 0,
-                k_async_id_counter: 1,
-                k_default_trigger_async_id: -1,
-            },
-            async_ids_stack: vec![(0, 0); INITIAL_STACK_PAIRS],
-            stack_capacity_pairs: INITIAL_STACK_PAIRS,
-            native_execution_async_resources: Vec::new(),
-            js_execution_async_resources: JsArray::default(),
-            lazy_scopes: Vec::new(),
-            cost: Cost::default(),
-            mutant: None,
-        }
-    }
+/// The depth eager Node would have: `kStackLength + kLazyScopes`.
+pub fn depth(ah: &LazyHooks) -> usize {
+    (ah.fields.k_stack_length + ah.store.k_lazy_scopes) as usize
+}
 
-    /// The depth eager Node would have: `kStackLength + kLazyScopes`. The
-    /// resource arrays are indexed by it.
-    pub fn depth(&self) -> usize {
-        (self.fields.k_stack_length + self.fields.k_lazy_scopes) as usize
+/// Whether the innermost entry is a lazy scope: the innermost lazy scope
+/// was linked when `kStackLength` was what it is now.
+pub fn top(ah: &LazyHooks) -> Top {
+    match ah.store.lazy_scopes.last() {
+        Some(l) if l.stack_position == ah.fields.k_stack_length => Top::Lazy,
+        _ if ah.fields.k_stack_length > 0 => Top::Stack,
+        _ => Top::Empty,
     }
+}
 
-    /// Whether the innermost entry is a lazy scope: the innermost lazy scope
-    /// was linked when `kStackLength` was what it is now.
-    pub fn top(&self) -> Top {
-        match self.lazy_scopes.last() {
-            Some(l) if l.stack_position == self.fields.k_stack_length => Top::Lazy,
-            _ if self.fields.k_stack_length > 0 => Top::Stack,
-            _ => Top::Empty,
-        }
+/// Drop native resources left past `depth`, as eager Node's push
+/// (`resize(offset + 1)`) and pop (`resize(offset)`) do on the way (decision 14).
+fn drop_stale_native_resources(ah: &mut LazyHooks, depth: usize) {
+    if ah.store.decisions.drops_stale_native_resources()
+        && ah.native_execution_async_resources.len() > depth
+    {
+        ah.native_execution_async_resources.truncate(depth);
+        ah.cost.resource_writes += 1;
     }
+}
 
-    /// The `CHECK_GE(id, -1)` pair of `push_async_context`, kept on both paths.
-    pub fn check_ids(&self, async_id: AsyncId, trigger_async_id: AsyncId) -> Result<(), Died> {
-        if self.fields.k_check > 0 {
-            if async_id < -1 {
-                return Err(Died(Observation::CheckFailed(
-                    FailedCheck::AsyncIdAtLeastMinusOne,
-                )));
+/// The lazy path of the scope constructor: save the current pair in the
+/// scope (decision 1), write the new one in place, link the scope. No stack
+/// or resource write; the id checks (decision 6) and the stack's growth at
+/// the eager depth (decision 17) stay.
+pub fn link_lazy_scope(
+    ah: &mut LazyHooks,
+    async_id: AsyncId,
+    trigger_async_id: AsyncId,
+    resource: NativeSlot,
+) -> Result<(), Died> {
+    let decisions = ah.store.decisions;
+    if decisions.checks_ids_on_lazy_path() {
+        ah.check_async_ids(async_id, trigger_async_id)?;
+    }
+    drop_stale_native_resources(ah, depth(ah));
+    if LazyStack::grows_at(ah) >= ah.stack_capacity_pairs {
+        ah.grow_async_ids_stack();
+    }
+    let ids = &mut ah.async_id_fields;
+    let saved = if decisions.saves_pair_before_writing() {
+        (ids.k_execution_async_id, ids.k_trigger_async_id)
+    } else {
+        (async_id, trigger_async_id)
+    };
+    ah.store.lazy_scopes.push(LazyScope {
+        async_id,
+        saved,
+        resource,
+        stack_position: ah.fields.k_stack_length,
+    });
+    ah.store.k_lazy_scopes += 1;
+    ah.cost.chain_writes += 1;
+    ids.k_execution_async_id = async_id;
+    ids.k_trigger_async_id = trigger_async_id;
+    Ok(())
+}
+
+/// Unlink the innermost lazy scope.
+pub fn unlink(ah: &mut LazyHooks) -> LazyScope {
+    let lazy = ah.store.lazy_scopes.pop().expect("top() saw a lazy scope");
+    ah.store.k_lazy_scopes -= 1;
+    ah.cost.chain_writes += 1;
+    lazy
+}
+
+/// Put back the pair a lazy scope saved: both ids (decision 15).
+pub fn restore_lazy_pair(ah: &mut LazyHooks, saved: (AsyncId, AsyncId)) {
+    ah.async_id_fields.k_execution_async_id = saved.0;
+    if ah.store.decisions.pop_restores_trigger() {
+        ah.async_id_fields.k_trigger_async_id = saved.1;
+    }
+}
+
+/// `AsyncHooks::pop_async_context`, lazy-aware: pop whatever is innermost
+/// (decision 4), a stack entry as Node does, or a lazy scope (restore the
+/// pair it saved, unlink it), after the same corrupted-stack check (decision 5).
+pub fn pop_async_context(ah: &mut LazyHooks, async_id: AsyncId) -> Result<bool, Died> {
+    match top(ah) {
+        Top::Empty => Ok(false),
+        Top::Stack => ah.pop_async_context(async_id),
+        Top::Lazy => {
+            if ah.store.decisions.pop_checks_lazy_entry() {
+                ah.check_corrupted_stack(async_id)?;
             }
-            if trigger_async_id < -1 {
-                return Err(Died(Observation::CheckFailed(
-                    FailedCheck::TriggerAsyncIdAtLeastMinusOne,
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// Drop native resources left past `depth` (the eager push's
-    /// `resize(offset + 1)` and pop's `resize(offset)` do it as a side effect).
-    fn drop_stale_native_resources(&mut self, depth: usize) {
-        if self.mutant == Some(Mutant::KeepsStaleNativeResources) {
-            return;
-        }
-        if self.native_execution_async_resources.len() > depth {
-            self.native_execution_async_resources.truncate(depth);
-            self.cost.resource_writes += 1;
-        }
-    }
-
-    /// `grow_async_ids_stack` when the eager depth reaches the room the stack
-    /// has, as an eager push at that depth would: the JS view of the stack then
-    /// has the same size on both sides, so JS falls back to the native push
-    /// (and its `CHECK_GE`) at the same ops.
-    pub fn grow_async_ids_stack_for(&mut self, depth: usize) {
-        let by = if self.mutant == Some(Mutant::GrowsByStackLength) {
-            self.fields.k_stack_length as usize
-        } else {
-            depth
-        };
-        if by >= self.stack_capacity_pairs {
-            self.stack_capacity_pairs *= 3;
-            self.async_ids_stack
-                .resize(self.stack_capacity_pairs, (0, 0));
-            self.cost.allocations += 1;
-        }
-    }
-
-    /// The lazy path of the scope constructor: save the pair in the scope,
-    /// write the new one in place, link the scope. No stack or resource write.
-    pub fn link_lazy_scope(
-        &mut self,
-        async_id: AsyncId,
-        trigger_async_id: AsyncId,
-        resource: NativeSlot,
-    ) -> Result<(), Died> {
-        if self.mutant != Some(Mutant::LazySkipsIdCheck) {
-            self.check_ids(async_id, trigger_async_id)?;
-        }
-        let depth = self.depth();
-        self.drop_stale_native_resources(depth);
-        self.grow_async_ids_stack_for(depth);
-        let ids = &mut self.async_id_fields;
-        let saved = if self.mutant == Some(Mutant::LinkSavesOwnIds) {
-            (async_id, trigger_async_id)
-        } else {
-            (ids.k_execution_async_id, ids.k_trigger_async_id)
-        };
-        self.lazy_scopes.push(LazyScope {
-            async_id,
-            saved,
-            resource,
-            stack_position: self.fields.k_stack_length,
-        });
-        ids.k_execution_async_id = async_id;
-        ids.k_trigger_async_id = trigger_async_id;
-        self.fields.k_lazy_scopes += 1;
-        self.cost.chain_writes += 1;
-        Ok(())
-    }
-
-    /// `AsyncHooks::push_async_context`: the eager path, unchanged except that
-    /// the native resource goes at the eager depth.
-    pub fn push_async_context(
-        &mut self,
-        async_id: AsyncId,
-        trigger_async_id: AsyncId,
-        resource: Option<NativeSlot>,
-    ) -> Result<(), Died> {
-        self.check_ids(async_id, trigger_async_id)?;
-        let depth = self.depth();
-        let offset = self.fields.k_stack_length as usize;
-        self.grow_async_ids_stack_for(depth);
-        self.async_ids_stack[offset] = (
-            self.async_id_fields.k_execution_async_id,
-            self.async_id_fields.k_trigger_async_id,
-        );
-        self.cost.stack_writes += 2;
-        self.fields.k_stack_length += 1;
-        self.async_id_fields.k_execution_async_id = async_id;
-        self.async_id_fields.k_trigger_async_id = trigger_async_id;
-        if let Some(slot) = resource {
-            let natives = &mut self.native_execution_async_resources;
-            if depth + 1 > natives.capacity() {
-                self.cost.allocations += 1;
-            }
-            natives.resize(depth + 1, None);
-            natives[depth] = Some(slot);
-            self.cost.resource_writes += 1;
-        }
-        Ok(())
-    }
-
-    /// `AsyncHooks::pop_async_context`, lazy-aware: pop whatever is innermost,
-    /// a lazy scope (restore the pair it saved, unlink it) or a stack entry,
-    /// after the same corrupted-stack check. Returns whether entries remain.
-    pub fn pop_async_context(&mut self, async_id: AsyncId) -> Result<bool, Died> {
-        let top = self.top();
-        if top == Top::Empty {
-            return Ok(false);
-        }
-        let skip = top == Top::Lazy && self.mutant == Some(Mutant::LazyPopSkipsCheck);
-        if self.fields.k_check > 0 && self.async_id_fields.k_execution_async_id != async_id && !skip
-        {
-            return Err(self.fail_with_corrupted_async_stack(async_id));
-        }
-        let offset = self.depth() - 1;
-        let (execution, trigger) = match top {
-            Top::Lazy => {
-                let lazy = self.lazy_scopes.pop().expect("top() saw a lazy scope");
-                self.fields.k_lazy_scopes -= 1;
-                self.cost.chain_writes += 1;
-                self.drop_stale_native_resources(offset);
-                if self.mutant == Some(Mutant::LazyPopKeepsTrigger) {
-                    (lazy.saved.0, self.async_id_fields.k_trigger_async_id)
-                } else {
-                    lazy.saved
-                }
-            }
-            _ => {
-                let stack_offset = self.fields.k_stack_length as usize - 1;
-                self.fields.k_stack_length -= 1;
-                if matches!(
-                    self.native_execution_async_resources.get(offset),
-                    Some(Some(_))
-                ) {
-                    self.native_execution_async_resources.truncate(offset);
-                    self.cost.resource_writes += 1;
-                }
-                self.async_ids_stack[stack_offset]
-            }
-        };
-        self.async_id_fields.k_execution_async_id = execution;
-        self.async_id_fields.k_trigger_async_id = trigger;
-        if self.js_execution_async_resources.len() > offset {
-            self.js_execution_async_resources.truncate(offset);
-            self.cost.resource_writes += 1;
-        }
-        Ok(offset > 0)
-    }
-
-    /// `FailWithCorruptedAsyncStack`: the check stays on every path.
-    pub fn fail_with_corrupted_async_stack(&self, expected_async_id: AsyncId) -> Died {
-        Died(Observation::CorruptedStack {
-            actual: self.async_id_fields.k_execution_async_id,
-            expected: expected_async_id,
-        })
-    }
-
-    /// `clear_async_id_stack`, lazy-aware: also empty the chain and zero
-    /// `kLazyScopes`, so that the lazy scopes' later closes find nothing to pop.
-    pub fn clear_async_id_stack(&mut self, can_call_into_js: bool) {
-        if can_call_into_js && !self.js_execution_async_resources.is_empty() {
-            self.js_execution_async_resources.truncate(0);
-            self.cost.resource_writes += 1;
-        }
-        if !self.native_execution_async_resources.is_empty() {
-            self.cost.resource_writes += 1;
-        }
-        self.native_execution_async_resources = Vec::new();
-        if self.mutant != Some(Mutant::ClearKeepsChain) {
-            if !self.lazy_scopes.is_empty() {
-                self.lazy_scopes.clear();
-                self.cost.chain_writes += 1;
-            }
-            if self.mutant != Some(Mutant::ClearForgetsCount) {
-                self.fields.k_lazy_scopes = 0;
-            }
-        }
-        self.async_id_fields.k_execution_async_id = 0;
-        self.async_id_fields.k_trigger_async_id = 0;
-        self.fields.k_stack_length = 0;
-    }
-
-    /// `native_execution_async_resource(index)`, lazy-aware: the innermost
-    /// lazy scope's resource when it is the entry at `index`, else the array.
-    pub fn native_execution_async_resource(
-        &self,
-        index: usize,
-        reset_globals: &BTreeSet<ResourceId>,
-    ) -> ResourceView {
-        let looks_at_chain = self.mutant != Some(Mutant::NativeReadIgnoresChain);
-        if looks_at_chain && self.top() == Top::Lazy && index + 1 == self.depth() {
-            let lazy = self.lazy_scopes.last().expect("top() saw a lazy scope");
-            return lazy.resource.read(reset_globals);
-        }
-        match self.native_execution_async_resources.get(index) {
-            Some(Some(slot)) => slot.read(reset_globals),
-            _ => ResourceView::Undefined,
+            let offset = depth(ah) - 1;
+            let lazy = unlink(ah);
+            drop_stale_native_resources(ah, offset);
+            restore_lazy_pair(ah, lazy.saved);
+            ah.truncate_js_resources(offset);
+            Ok(offset > 0)
         }
     }
 }
 
-impl Default for AsyncHooks {
-    fn default() -> Self {
-        Self::new()
+/// `clear_async_id_stack`, lazy-aware: also empty the chain and zero
+/// `kLazyScopes` (decision 10), so that the lazy scopes' later closes find
+/// nothing to pop.
+pub fn clear_async_id_stack(ah: &mut LazyHooks, can_call_into_js: bool) {
+    ah.clear_async_id_stack(can_call_into_js);
+    let decisions = ah.store.decisions;
+    if decisions.clear_empties_chain() {
+        if !ah.store.lazy_scopes.is_empty() {
+            ah.store.lazy_scopes.clear();
+            ah.cost.chain_writes += 1;
+        }
+        if decisions.clear_zeroes_count() {
+            ah.store.k_lazy_scopes = 0;
+        }
+    }
+}
+
+/// `native_execution_async_resource(index)`, lazy-aware: the innermost
+/// lazy scope's resource when it is the entry at `index` (decision 12),
+/// dereferenced now (decision 13); else the array, as Node reads it.
+pub fn native_execution_async_resource(
+    ah: &LazyHooks,
+    index: usize,
+    reset_globals: &BTreeSet<ResourceId>,
+) -> ResourceView {
+    let innermost_lazy = top(ah) == Top::Lazy && index + 1 == depth(ah);
+    match ah.store.lazy_scopes.last() {
+        Some(lazy) if innermost_lazy && ah.store.decisions.native_read_sees_chain() => {
+            lazy.resource.read(reset_globals)
+        }
+        _ => ah.native_execution_async_resource(index, reset_globals),
     }
 }

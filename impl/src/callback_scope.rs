@@ -1,252 +1,74 @@
-//! `InternalCallbackScope` and `InternalMakeCallback` (`src/api/callback.cc`)
-//! as the pull request changes them: a scope opened under [`can_be_lazy`]
-//! swaps the ids in place and joins the chain; otherwise it pushes.
+//! `InternalCallbackScope` (`src/api/callback.cc`) as the pull request
+//! changes it: a scope opened under [`can_be_lazy`] swaps the ids in place
+//! and joins the chain; otherwise it pushes, as Node does today.
 
-use crate::async_hooks::Fields;
-use crate::mutant::Mutant;
-use crate::resources::NativeSlot;
-use crate::{Died, Frame, Halt, Lazy};
-use model::vocab::{
-    AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
-};
+use crate::async_hooks::{self, LazyHooks, LazyStack};
+use model::env::fields::Fields;
+use model::env::resources::NativeSlot;
+use model::env::{AsyncIdStack, Died};
+use model::vocab::{AsyncContext, AsyncId, ResourceId};
+use std::collections::BTreeSet;
 
-/// The part of `InternalMakeCallback` that runs in JS around the callback
-/// when `use_async_hooks_trampoline` is true.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Trampoline {
-    /// The resource `callbackTrampoline` writes into `execution_async_resources`.
-    pub resource: ResourceView,
-}
-
-/// One open `InternalCallbackScope`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct InternalCallbackScope {
-    /// How it was opened.
-    pub kind: ScopeKind,
-    /// `async_context_`.
-    pub async_context: AsyncContext,
-    /// The resource pointer handed to `push_async_context`.
-    pub resource: NativeSlot,
-    /// `skip_hooks_` (`kSkipAsyncHooks`).
-    pub skip_hooks: bool,
-    /// `skip_task_queues_` (`kSkipTaskQueues`).
-    pub skip_task_queues: bool,
-    /// `failed_`: `MarkAsFailed()` was called, or JS could not run at open.
-    pub failed: bool,
-    /// `pushed_ids_`: the scope entered its context, lazily or not.
-    pub pushed_ids: bool,
-    /// The scope took the lazy path.
-    pub lazy: bool,
-    /// The JS trampoline around the callback (MakeCallback with hooks).
-    pub trampoline: Option<Trampoline>,
-    /// The main script's scope (`StartExecution`, `src/node.cc`): a bare
-    /// `InternalCallbackScope`, which no `TryCatch` marks failed.
-    pub main_script: bool,
-    /// Its callback threw (an `uncaught-exception` op): nothing of it runs
-    /// any more, only its close can follow.
-    pub threw: bool,
+/// How a scope entered its context: the path its constructor took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// `push_async_context`, as in Node today (or nothing, when JS could not run).
+    #[default]
+    Pushed,
+    /// The lazy path: ids swapped in place, the scope linked in the chain.
+    Lazy,
 }
 
 /// The lazy condition (PR 66511: "no async hook and no executionAsyncResource()
 /// user"). It reads `fields_[kTotals]` and `fields_[kUsesExecutionAsyncResource]`
-/// and nothing else.
+/// and nothing else (decision 2).
 pub fn can_be_lazy(fields: &Fields) -> bool {
     fields.k_totals == 0 && fields.k_uses_execution_async_resource == 0
 }
 
-impl InternalCallbackScope {
-    /// The constructor: `PushAsyncCallbackScope`; if JS cannot run, mark
-    /// failed and push nothing; else the lazy path when [`can_be_lazy`],
-    /// `push_async_context` otherwise; then `EmitBefore` unless hooks are
-    /// skipped or the id is 0 (on the lazy path `kBefore` is 0, so nothing).
-    pub fn open(
-        env: &mut Lazy,
-        async_context: AsyncContext,
-        resource: NativeSlot,
-        flags: ScopeFlags,
-    ) -> Result<InternalCallbackScope, Died> {
-        let mut scope = InternalCallbackScope {
-            kind: ScopeKind::CallbackScope,
-            async_context,
-            resource,
-            skip_hooks: flags.skip_async_hooks,
-            skip_task_queues: flags.skip_task_queues,
-            failed: false,
-            pushed_ids: false,
-            lazy: false,
-            trampoline: None,
-            main_script: false,
-            threw: false,
-        };
-        env.async_callback_scope_depth += 1;
-        if env.stopping() {
-            scope.failed = true;
-            return Ok(scope);
-        }
-        let lazy = match env.async_hooks.mutant {
-            Some(Mutant::AlwaysLazy) => true,
-            Some(Mutant::NeverLazy) => false,
-            _ => can_be_lazy(&env.async_hooks.fields),
-        };
-        if lazy {
-            let resource = match resource {
-                NativeSlot::Global(id) if env.is(Mutant::GlobalReadAtOpen) => {
-                    NativeSlot::Local(NativeSlot::Global(id).read(&env.reset_globals))
-                }
-                other => other,
-            };
-            env.async_hooks.link_lazy_scope(
-                async_context.async_id,
-                async_context.trigger_async_id,
-                resource,
-            )?;
-            scope.lazy = true;
-        } else {
-            env.async_hooks.push_async_context(
-                async_context.async_id,
-                async_context.trigger_async_id,
-                Some(resource),
-            )?;
-        }
-        scope.pushed_ids = true;
-        if async_context.async_id != 0 && !scope.skip_hooks {
-            env.async_wrap_emit_before(async_context.async_id);
-        }
-        Ok(scope)
+/// The constructor's push: the lazy path when the condition holds, keeping
+/// the resource as the pointer it was given (decision 13); else
+/// `push_async_context` at the eager depth.
+pub fn enter_scope(
+    ah: &mut LazyHooks,
+    context: AsyncContext,
+    resource: NativeSlot,
+    reset_globals: &BTreeSet<ResourceId>,
+) -> Result<Path, Died> {
+    let decisions = ah.store.decisions;
+    if !decisions.takes_lazy_path(&ah.fields) {
+        ah.push_async_context(context.async_id, context.trigger_async_id, Some(resource))?;
+        return Ok(Path::Pushed);
     }
+    let resource = if decisions.reads_global_when_asked() {
+        resource
+    } else {
+        NativeSlot::Local(resource.read(reset_globals))
+    };
+    async_hooks::link_lazy_scope(ah, context.async_id, context.trigger_async_id, resource)?;
+    Ok(Path::Lazy)
 }
 
-impl Lazy {
-    /// `InternalMakeCallback` up to the call of the callback: with the
-    /// trampoline installed the scope skips hooks, and `callbackTrampoline`
-    /// runs when `kBefore + kAfter + kUsesExecutionAsyncResource > 0`; it
-    /// writes `execution_async_resources[kStackLength - 1]` and emits `before`.
-    pub(crate) fn internal_make_callback(
-        &mut self,
-        context: AsyncContext,
-        resource: ResourceId,
-    ) -> Result<(), Halt> {
-        let installed = self.hooks.trampoline_installed;
-        let f = &self.async_hooks.fields;
-        let use_trampoline =
-            installed && f.k_before + f.k_after + f.k_uses_execution_async_resource > 0;
-        let flags = ScopeFlags {
-            skip_async_hooks: installed,
-            skip_task_queues: false,
-        };
-        let view = ResourceView::Resource(resource);
-        let mut scope = InternalCallbackScope::open(self, context, NativeSlot::Local(view), flags)?;
-        scope.kind = ScopeKind::MakeCallback;
-        if !scope.failed && use_trampoline {
-            scope.trampoline = Some(Trampoline { resource: view });
-            self.async_hooks.cost.crossings += 1;
-            let index = if self.is(Mutant::TrampolineIndexByStackLength) {
-                self.async_hooks.fields.k_stack_length as usize - 1
-            } else {
-                self.async_hooks.depth() - 1
-            };
-            self.async_hooks
-                .js_execution_async_resources
-                .set(index, Some(view));
-            self.async_hooks.cost.resource_writes += 1;
-            if context.async_id != 0 && self.async_hooks.fields.k_before > 0 {
-                self.emit_hook(crate::hooks::HookKind::Before, context.async_id);
-            }
-        }
-        self.frames.push(Frame::Native(scope));
-        Ok(())
+/// `Close`'s pop: whatever entry is innermost (decision 4), through the
+/// lazy-aware `pop_async_context`.
+pub fn leave_scope(ah: &mut LazyHooks, async_id: AsyncId, entered: Path) -> Result<(), Died> {
+    if entered == Path::Lazy && !ah.store.decisions.close_pops_innermost() {
+        return restore_own_pair(ah, async_id);
     }
+    LazyStack::pop_async_context(ah, async_id).map(drop)
+}
 
-    /// Close the innermost native scope. A MakeCallback scope first finishes
-    /// `callbackTrampoline` (emit `after`, `execution_async_resources.pop()`)
-    /// unless the callback threw; then `InternalCallbackScope::Close` and the
-    /// destructor's `PopAsyncCallbackScope`.
-    pub(crate) fn close_scope(&mut self, threw: bool) -> Result<(), Halt> {
-        let Some(Frame::Native(mut scope)) = self.frames.pop() else {
-            unreachable!("dispatch checked that the innermost frame is a native scope")
-        };
-        if threw {
-            scope.failed = true;
-        }
-        if let (Some(_), false, false) = (scope.trampoline, scope.failed, self.is_stopping) {
-            let async_id = scope.async_context.async_id;
-            if async_id != 0 && self.async_hooks.fields.k_after > 0 {
-                self.emit_hook(crate::hooks::HookKind::After, async_id);
-            }
-            self.async_hooks.js_execution_async_resources.pop();
-            self.async_hooks.cost.resource_writes += 1;
-        }
-        let result = self.internal_callback_scope_close(&mut scope);
-        self.async_callback_scope_depth -= 1;
-        Ok(result?)
+/// The close a scope-local design would write (the mutant
+/// `lazy-close-restores-own`): check, then unlink the innermost lazy scope
+/// and restore its pair, whatever entry is innermost.
+fn restore_own_pair(ah: &mut LazyHooks, async_id: AsyncId) -> Result<(), Died> {
+    ah.check_corrupted_stack(async_id)?;
+    if let Some(lazy) = ah.store.lazy_scopes.pop() {
+        ah.store.k_lazy_scopes -= 1;
+        (
+            ah.async_id_fields.k_execution_async_id,
+            ah.async_id_fields.k_trigger_async_id,
+        ) = lazy.saved;
     }
-
-    /// `InternalCallbackScope::Close` (`src/api/callback.cc`); the pop is
-    /// lazy-aware (it pops whatever is innermost, as eager Node would).
-    fn internal_callback_scope_close(
-        &mut self,
-        scope: &mut InternalCallbackScope,
-    ) -> Result<(), Died> {
-        if self.stopping() {
-            scope.failed = true;
-            self.async_hooks.clear_async_id_stack(false);
-            return Ok(());
-        }
-        let async_id = scope.async_context.async_id;
-        if !scope.failed && async_id != 0 && !scope.skip_hooks {
-            self.async_wrap_emit_after(async_id);
-        }
-        if scope.pushed_ids {
-            if scope.lazy && self.is(Mutant::LazyCloseRestoresOwn) {
-                self.restore_own_pair(async_id)?;
-            } else {
-                self.async_hooks.pop_async_context(async_id)?;
-            }
-        }
-        if scope.failed {
-            return Ok(());
-        }
-        if self.async_callback_scope_depth > 1 || scope.skip_task_queues {
-            return Ok(());
-        }
-        // The microtask checkpoint runs here when no tick is scheduled; the
-        // model has no microtasks.
-        let skip_check = scope.lazy && self.is(Mutant::OutermostCheckSkippedWhenLazy);
-        if self.async_hooks.fields.k_totals != 0 && !skip_check {
-            let ids = &self.async_hooks.async_id_fields;
-            if ids.k_execution_async_id != 0 {
-                return Err(Died(Observation::CheckFailed(
-                    FailedCheck::ExecutionAsyncIdIsZero,
-                )));
-            }
-            if ids.k_trigger_async_id != 0 {
-                return Err(Died(Observation::CheckFailed(
-                    FailedCheck::TriggerAsyncIdIsZero,
-                )));
-            }
-        }
-        if !self.ticks.has_tick_scheduled {
-            return Ok(());
-        }
-        self.async_hooks.cost.crossings += 1;
-        self.process_ticks_and_rejections()
-    }
-
-    /// [`Mutant::LazyCloseRestoresOwn`]: the close a scope-local design
-    /// would write: check, then unlink the innermost lazy scope and restore
-    /// its pair, whatever entry is innermost.
-    fn restore_own_pair(&mut self, async_id: i64) -> Result<(), Died> {
-        let ah = &mut self.async_hooks;
-        if ah.fields.k_check > 0 && ah.async_id_fields.k_execution_async_id != async_id {
-            return Err(ah.fail_with_corrupted_async_stack(async_id));
-        }
-        if let Some(lazy) = ah.lazy_scopes.pop() {
-            ah.fields.k_lazy_scopes -= 1;
-            (
-                ah.async_id_fields.k_execution_async_id,
-                ah.async_id_fields.k_trigger_async_id,
-            ) = lazy.saved;
-        }
-        Ok(())
-    }
+    Ok(())
 }

@@ -1,490 +1,114 @@
-//! `Lazy`: the async-context scopes of Node.js pull request 66511. While no
-//! async hook is enabled and nothing has called `executionAsyncResource()`, an
+//! `Lazy`: the async-context scopes of Node.js pull request 66511
+//! (<https://github.com/nodejs/node/pull/66511>). While no async hook is
+//! enabled and nothing has called `executionAsyncResource()`, an
 //! `InternalCallbackScope` swaps the two ids in place instead of pushing them,
 //! and joins a chain of lazy scopes counted in `kLazyScopes`.
 //!
-//! It shares the vocabulary (`model::vocab`) with the eager model and nothing
-//! else. Modules: [`async_hooks`] (`AsyncHooks` with `kLazyScopes` and the
-//! chain), [`resources`], [`callback_scope`] (the lazy and eager paths),
-//! [`js`] (`lib/internal/async_hooks.js`, lazy-aware), [`hooks`], [`ticks`],
-//! [`exceptions`], and this module, the `Environment`.
+//! This crate holds the pull request's change and nothing else: the lazy
+//! store ([`LazyStack`]), run by Node's unchanged environment
+//! ([`model::Environment`]). Modules, one per place in Node the pull request
+//! changes: [`async_hooks`] (`src/env.h`, `src/env.cc`: `kLazyScopes`, the
+//! chain, the pops), [`callback_scope`] (`src/api/callback.cc`: the lazy
+//! path), [`js`] (`lib/internal/async_hooks.js`), and [`mutant`] (the
+//! design decisions as switches, and the deliberate mistakes).
 
 pub mod async_hooks;
 pub mod callback_scope;
-pub mod exceptions;
-pub mod hooks;
 pub mod js;
 pub mod mutant;
-pub mod resources;
-#[cfg(loom)]
-pub mod stop;
-pub mod ticks;
 
-use async_hooks::AsyncHooks;
-use callback_scope::InternalCallbackScope;
-use hooks::Hooks;
-use model::vocab::{
-    AsyncContext, Cost, Holder, NativeResource, Observation, Op, OpError, ResourceId, ResourceView,
-    Runtime, ScopeFlags, ScopeKind,
-};
+pub use async_hooks::LazyStack;
+pub use callback_scope::{can_be_lazy, Path};
+
+use async_hooks::LazyHooks;
+use js::eager_depth_or_stack_length;
+use model::env::resources::NativeSlot;
+use model::env::{AsyncIdStack, Died, Environment};
+use model::vocab::{AsyncContext, AsyncId, ResourceId, ResourceView};
 use std::collections::BTreeSet;
-use ticks::TickQueue;
 
-/// The process died: the terminal observation that says how.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Died(pub Observation);
+/// The lazy implementation: one Node.js `Environment` with PR 66511 applied.
+pub type Lazy = Environment<LazyStack>;
 
-/// A frame of the program's call stack that an op must end: native scopes
-/// are C++ RAII objects, the JS ones are `try`/`finally` blocks.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Frame {
-    /// An open `InternalCallbackScope` (with its MakeCallback trampoline, if any).
-    Native(InternalCallbackScope),
-    /// Inside `runInAsyncScope(fn)` for the AsyncResource with this id.
-    RunInAsyncScope {
-        /// `this[async_id_symbol]`.
-        async_id: i64,
-    },
-    /// Inside `defaultTriggerAsyncIdScope(id, block)`.
-    DefaultTriggerScope {
-        /// `oldDefaultTriggerAsyncId`, restored by the `finally`.
-        old_default_trigger_async_id: i64,
-    },
+/// A lazy environment with a deliberate mistake switched on (`None` is
+/// `Lazy::new()`).
+pub fn with_mutant(mutant: Option<mutant::Mutant>) -> Lazy {
+    Lazy::with_store(LazyStack {
+        decisions: mutant::Decisions { mutant },
+        ..LazyStack::default()
+    })
 }
 
-impl Frame {
-    fn describe(&self) -> String {
-        match self {
-            Frame::Native(s) => format!(
-                "a native scope ({} {})",
-                s.async_context.async_id, s.async_context.trigger_async_id
-            ),
-            Frame::RunInAsyncScope { async_id } => format!("run-in-async-scope {async_id}"),
-            Frame::DefaultTriggerScope { .. } => "default-trigger-scope".to_string(),
-        }
-    }
-}
+/// Each method names the module that holds the pull request's version;
+/// the ones not here are Node's code, unchanged.
+impl AsyncIdStack for LazyStack {
+    type Entered = Path;
 
-/// The lazy implementation: one Node.js `Environment` with PR 66511 applied,
-/// running the main script.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Lazy {
-    /// `env->async_hooks()`, with `kLazyScopes` and the chain.
-    pub async_hooks: AsyncHooks,
-    /// The hooks created and enabled from JS.
-    pub hooks: Hooks,
-    /// The nextTick queue and `TickInfo`.
-    pub ticks: TickQueue,
-    /// The call stack, outermost first; the first frame is the main script's scope.
-    pub frames: Vec<Frame>,
-    /// `Environment::async_callback_scope_depth()`.
-    pub async_callback_scope_depth: u32,
-    /// Resources held as Globals that were reset.
-    pub reset_globals: BTreeSet<ResourceId>,
-    /// `Environment::is_stopping()`; also `!can_call_into_js()`.
-    pub is_stopping: bool,
-    /// `env->destroy_async_id_list()`: ids queued for the destroy hooks.
-    pub destroy_async_id_list: Vec<i64>,
-    /// A terminal observation was seen.
-    pub exited: bool,
-    /// Ops applied so far.
-    pub ops_applied: u64,
-    out: Vec<Observation>,
-    /// cfg(loom): where [`Lazy::stopping`] reads the stop flag.
-    #[cfg(loom)]
-    stop_probe: stop::StopProbe,
-}
-
-impl Default for Lazy {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// How an op ended when it did not simply return.
-pub(crate) enum Halt {
-    Died(Died),
-    Impossible(OpError),
-}
-
-impl From<Died> for Halt {
-    fn from(d: Died) -> Self {
-        Halt::Died(d)
-    }
-}
-
-impl From<OpError> for Halt {
-    fn from(e: OpError) -> Self {
-        Halt::Impossible(e)
-    }
-}
-
-pub(crate) fn impossible<T>(why: impl Into<String>) -> Result<T, Halt> {
-    Err(Halt::Impossible(OpError::Impossible(why.into())))
-}
-
-impl Lazy {
-    /// An environment inside the main script: `StartExecution` (`src/node.cc`)
-    /// opens `InternalCallbackScope(env, Object::New(), {1, 0}, kSkipAsyncHooks)`
-    /// before any user code.
-    pub fn new() -> Self {
-        Self::with_mutant(None)
+    fn depth(ah: &LazyHooks) -> usize {
+        async_hooks::depth(ah)
     }
 
-    /// The same, with a deliberate mistake switched on (`None` is [`Lazy::new`]).
-    pub fn with_mutant(mutant: Option<mutant::Mutant>) -> Self {
-        let mut async_hooks = AsyncHooks::new();
-        async_hooks.mutant = mutant;
-        let mut env = Lazy {
-            async_hooks,
-            hooks: Hooks::default(),
-            ticks: TickQueue::default(),
-            frames: Vec::new(),
-            async_callback_scope_depth: 0,
-            reset_globals: BTreeSet::new(),
-            is_stopping: false,
-            destroy_async_id_list: Vec::new(),
-            exited: false,
-            ops_applied: 0,
-            out: Vec::new(),
-            #[cfg(loom)]
-            stop_probe: stop::StopProbe::default(),
-        };
-        let main = InternalCallbackScope::open(
-            &mut env,
-            AsyncContext {
-                async_id: 1,
-                trigger_async_id: 0,
-            },
-            resources::NativeSlot::Local(ResourceView::Main),
-            ScopeFlags {
-                skip_async_hooks: true,
-                skip_task_queues: false,
-            },
-        );
-        let main = match main {
-            Ok(scope) => scope,
-            Err(_) => unreachable!("the main-script scope {{1, 0}} passes every check"),
-        };
-        let mut main = main;
-        main.main_script = true;
-        env.frames.push(Frame::Native(main));
-        env
+    fn grows_at(ah: &LazyHooks) -> usize {
+        eager_depth_or_stack_length(ah, ah.store.decisions.grows_by_eager_depth())
     }
 
-    /// Whether mutant `m` is switched on.
-    pub fn is(&self, m: mutant::Mutant) -> bool {
-        self.async_hooks.mutant == Some(m)
+    fn js_push_falls_back_at(ah: &LazyHooks) -> usize {
+        eager_depth_or_stack_length(ah, ah.store.decisions.js_falls_back_by_eager_depth())
     }
 
-    /// `Environment::is_stopping()` where Node reads it as a scope opens
-    /// (`can_call_into_js()` in the `InternalCallbackScope` constructor) and
-    /// at the start of `InternalCallbackScope::Close`. In a loom build
-    /// (`--cfg loom`) it first asks the probe set with `set_stop_probe` and
-    /// latches a `true` into [`Lazy::is_stopping`]; otherwise it is just
-    /// `is_stopping`.
-    #[inline]
-    pub fn stopping(&mut self) -> bool {
-        #[cfg(loom)]
-        if !self.is_stopping && self.stop_probe.fires() {
-            self.is_stopping = true;
-        }
-        self.is_stopping
+    fn resource_index(ah: &LazyHooks) -> usize {
+        eager_depth_or_stack_length(ah, ah.store.decisions.resources_indexed_by_eager_depth())
     }
 
-    /// cfg(loom): read the stop flag through `probe` at every
-    /// [`Lazy::stopping`] from now on, until it answers `true` once.
-    #[cfg(loom)]
-    pub fn set_stop_probe(&mut self, probe: impl Fn() -> bool + Send + Sync + 'static) {
-        self.stop_probe = stop::StopProbe(Some(std::sync::Arc::new(probe)));
+    fn trampoline_index(ah: &LazyHooks) -> usize {
+        eager_depth_or_stack_length(ah, ah.store.decisions.trampoline_indexed_by_eager_depth()) - 1
     }
 
-    /// JS can run: some native scope is open and the environment is not stopping.
-    pub fn js_running(&self) -> bool {
-        self.async_callback_scope_depth > 0 && !self.is_stopping
-    }
-
-    pub(crate) fn require_js(&self, op: &Op) -> Result<(), Halt> {
-        if self.is_stopping {
-            return impossible(format!(
-                "`{op}` is JavaScript, and no JavaScript runs once the environment is stopping"
-            ));
-        }
-        if self.async_callback_scope_depth == 0 {
-            return impossible(format!(
-                "`{op}` is JavaScript, and JavaScript runs only inside a native scope (open one with callback-scope or make-callback)"
-            ));
-        }
-        Ok(())
-    }
-
-    fn innermost(&self) -> Option<&Frame> {
-        self.frames.last()
-    }
-
-    fn dispatch(&mut self, op: &Op) -> Result<(), Halt> {
-        if let Some(Frame::Native(scope)) = self.innermost() {
-            let ends_it = matches!(op, Op::CloseScope { .. } | Op::Stop | Op::ResetGlobal(_));
-            if scope.threw && !ends_it {
-                return impossible(format!(
-                    "`{op}`: the innermost callback threw (uncaught-exception), so nothing of it runs any more; close it first"
-                ));
-            }
-            if scope.main_script && matches!(op, Op::CloseScope { threw: true }) {
-                return impossible(
-                    "close threw: the main script's scope is a bare InternalCallbackScope that nothing marks failed; write `close`",
-                );
-            }
-        }
-        match op {
-            Op::NoForceAsyncHooksChecks => {
-                if self.ops_applied > 0 {
-                    return impossible("no-force-async-hooks-checks is a command-line option: only as the first op");
-                }
-                self.async_hooks.fields.k_check -= 1;
-                Ok(())
-            }
-            Op::OpenScope {
-                kind,
-                context,
-                resource,
-                flags,
-            } => self.open_scope(*kind, *context, *resource, *flags),
-            Op::CloseScope { threw } => match self.innermost() {
-                Some(Frame::Native(_)) => self.close_scope(*threw),
-                Some(other) => impossible(format!(
-                    "close: the innermost frame is {}, end it first",
-                    other.describe()
-                )),
-                None => impossible("close: no native scope is open"),
-            },
-            Op::ResetGlobal(r) => {
-                self.reset_globals.insert(*r);
-                Ok(())
-            }
-            Op::CreateHook { hook, callbacks } => {
-                self.require_js(op)?;
-                Ok(self.create_hook(*hook, *callbacks)?)
-            }
-            Op::EnableHook(h) => {
-                self.require_js(op)?;
-                Ok(self.enable_hook(*h)?)
-            }
-            Op::DisableHook(h) => {
-                self.require_js(op)?;
-                Ok(self.disable_hook(*h)?)
-            }
-            Op::EmitInit {
-                async_id,
-                type_name,
-                trigger_async_id,
-                resource,
-            } => {
-                self.require_js(op)?;
-                self.emit_init_script(
-                    *async_id,
-                    type_name,
-                    *trigger_async_id,
-                    resource.map(ResourceView::Resource),
-                );
-                Ok(())
-            }
-            Op::EmitBefore {
-                async_id,
-                trigger_async_id,
-                resource,
-            } => {
-                self.require_js(op)?;
-                Ok(self.emit_before_script(
-                    *async_id,
-                    *trigger_async_id,
-                    resource.map(ResourceView::Resource),
-                )?)
-            }
-            Op::EmitAfter { async_id } => {
-                self.require_js(op)?;
-                Ok(self.emit_after_script(*async_id)?)
-            }
-            Op::EmitDestroy { async_id } => {
-                self.require_js(op)?;
-                self.emit_destroy_script(*async_id);
-                Ok(())
-            }
-            Op::EnterRunInAsyncScope {
-                async_id,
-                trigger_async_id,
-                resource,
-            } => {
-                self.require_js(op)?;
-                self.emit_before_script(
-                    *async_id,
-                    *trigger_async_id,
-                    Some(ResourceView::Resource(*resource)),
-                )?;
-                self.frames.push(Frame::RunInAsyncScope {
-                    async_id: *async_id,
-                });
-                Ok(())
-            }
-            Op::ExitRunInAsyncScope => match self.innermost() {
-                Some(Frame::RunInAsyncScope { async_id }) => {
-                    let async_id = *async_id;
-                    self.frames.pop();
-                    if !self.is_stopping {
-                        self.run_in_async_scope_finally(async_id)?;
-                    }
-                    Ok(())
-                }
-                Some(other) => impossible(format!(
-                    "end-run-in-async-scope: the innermost frame is {}",
-                    other.describe()
-                )),
-                None => impossible("end-run-in-async-scope: no run-in-async-scope is open"),
-            },
-            Op::EnterDefaultTriggerScope { trigger_async_id } => {
-                self.require_js(op)?;
-                let old = self.enter_default_trigger_scope(*trigger_async_id);
-                self.frames.push(Frame::DefaultTriggerScope {
-                    old_default_trigger_async_id: old,
-                });
-                Ok(())
-            }
-            Op::ExitDefaultTriggerScope => match self.innermost() {
-                Some(Frame::DefaultTriggerScope {
-                    old_default_trigger_async_id,
-                }) => {
-                    let old = *old_default_trigger_async_id;
-                    self.frames.pop();
-                    if !self.is_stopping {
-                        self.async_hooks.async_id_fields.k_default_trigger_async_id = old;
-                    }
-                    Ok(())
-                }
-                Some(other) => impossible(format!(
-                    "end-default-trigger-scope: the innermost frame is {}",
-                    other.describe()
-                )),
-                None => impossible("end-default-trigger-scope: no default-trigger-scope is open"),
-            },
-            Op::NextTick { query_resource } => {
-                self.require_js(op)?;
-                self.next_tick(*query_resource);
-                Ok(())
-            }
-            Op::TickCallback => {
-                self.require_js(op)?;
-                Ok(self.process_ticks_and_rejections()?)
-            }
-            Op::ExecutionAsyncId => {
-                self.require_js(op)?;
-                let id = self.async_hooks.async_id_fields.k_execution_async_id;
-                self.out.push(Observation::ExecutionAsyncId(id));
-                Ok(())
-            }
-            Op::TriggerAsyncId => {
-                self.require_js(op)?;
-                let id = self.async_hooks.async_id_fields.k_trigger_async_id;
-                self.out.push(Observation::TriggerAsyncId(id));
-                Ok(())
-            }
-            Op::ExecutionAsyncResource => {
-                self.require_js(op)?;
-                let r = self.execution_async_resource();
-                self.out.push(Observation::ExecutionAsyncResource(r));
-                Ok(())
-            }
-            Op::DefaultTriggerAsyncId => {
-                self.require_js(op)?;
-                let id = self.get_default_trigger_async_id();
-                self.out.push(Observation::DefaultTriggerAsyncId(id));
-                Ok(())
-            }
-            Op::NewAsyncId => {
-                self.require_js(op)?;
-                let id = self.new_async_id();
-                self.out.push(Observation::NewAsyncId(id));
-                Ok(())
-            }
-            Op::UncaughtException { handled } => {
-                self.require_js(op)?;
-                match self.innermost() {
-                    Some(Frame::Native(_)) => Ok(self.on_global_uncaught_exception(*handled)?),
-                    Some(other) => impossible(format!(
-                        "uncaught-exception: the exception reaches the native scope only after the JS frames around it end; the innermost frame is {}",
-                        other.describe()
-                    )),
-                    None => impossible("uncaught-exception: no native scope is open"),
-                }
-            }
-            Op::ClearAsyncIdStack => {
-                self.require_js(op)?;
-                self.async_hooks.cost.crossings += 1;
-                self.async_hooks.clear_async_id_stack(!self.is_stopping);
-                Ok(())
-            }
-            Op::Stop => {
-                self.is_stopping = true;
-                Ok(())
-            }
-        }
-    }
-
-    fn open_scope(
-        &mut self,
-        kind: ScopeKind,
+    fn enter_scope(
+        ah: &mut LazyHooks,
         context: AsyncContext,
-        resource: NativeResource,
-        flags: ScopeFlags,
-    ) -> Result<(), Halt> {
-        let slot = match resource.holder {
-            Holder::Local => resources::NativeSlot::Local(ResourceView::Resource(resource.id)),
-            Holder::Global => resources::NativeSlot::Global(resource.id),
-        };
-        match kind {
-            ScopeKind::CallbackScope => {
-                let scope = InternalCallbackScope::open(self, context, slot, flags)?;
-                self.frames.push(Frame::Native(scope));
-                Ok(())
-            }
-            ScopeKind::MakeCallback => {
-                if resource.holder == Holder::Global {
-                    return impossible("make-callback takes its resource as a Local<Object>; write it without `global`");
-                }
-                if flags != ScopeFlags::default() {
-                    return impossible("make-callback chooses its own flags; write it without skip-hooks / skip-queues");
-                }
-                self.internal_make_callback(context, resource.id)
-            }
-        }
-    }
-}
-
-impl Runtime for Lazy {
-    fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
-        if self.exited {
-            return Err(OpError::Exited);
-        }
-        self.out.clear();
-        let result = self.dispatch(op);
-        match result {
-            Ok(()) => {
-                self.ops_applied += 1;
-                Ok(std::mem::take(&mut self.out))
-            }
-            Err(Halt::Died(Died(terminal))) => {
-                self.ops_applied += 1;
-                self.exited = true;
-                self.out.push(terminal);
-                Ok(std::mem::take(&mut self.out))
-            }
-            Err(Halt::Impossible(e)) => {
-                self.out.clear();
-                Err(e)
-            }
-        }
+        resource: NativeSlot,
+        reset_globals: &BTreeSet<ResourceId>,
+    ) -> Result<Path, Died> {
+        callback_scope::enter_scope(ah, context, resource, reset_globals)
     }
 
-    fn cost(&self) -> Cost {
-        self.async_hooks.cost
+    fn leave_scope(ah: &mut LazyHooks, async_id: AsyncId, entered: Path) -> Result<(), Died> {
+        callback_scope::leave_scope(ah, async_id, entered)
+    }
+
+    fn checks_outermost_close(ah: &LazyHooks, entered: Path) -> bool {
+        entered != Path::Lazy || ah.store.decisions.outermost_close_checks_lazy()
+    }
+
+    fn pop_async_context(ah: &mut LazyHooks, async_id: AsyncId) -> Result<bool, Died> {
+        async_hooks::pop_async_context(ah, async_id)
+    }
+
+    fn clear_async_id_stack(ah: &mut LazyHooks, can_call_into_js: bool) {
+        async_hooks::clear_async_id_stack(ah, can_call_into_js);
+    }
+
+    fn pop_async_context_js(ah: &mut LazyHooks, async_id: AsyncId) -> Result<bool, Died> {
+        js::pop_async_context_js(ah, async_id)
+    }
+
+    fn has_async_id_stack(ah: &LazyHooks) -> bool {
+        js::has_async_id_stack(ah)
+    }
+
+    fn execution_async_resource(
+        ah: &mut LazyHooks,
+        reset_globals: &BTreeSet<ResourceId>,
+    ) -> ResourceView {
+        js::execution_async_resource(ah, reset_globals)
+    }
+
+    fn native_execution_async_resource(
+        ah: &LazyHooks,
+        index: usize,
+        reset_globals: &BTreeSet<ResourceId>,
+    ) -> ResourceView {
+        async_hooks::native_execution_async_resource(ah, index, reset_globals)
     }
 }

@@ -1,6 +1,9 @@
 //! Deliberate mistakes: each [`Mutant`] is one plausible way to get the lazy
-//! design wrong. A mutant is chosen at run time with [`crate::Lazy::with_mutant`];
-//! `Lazy::new()` has none, and each site pays one comparison for the switch.
+//! design wrong. A mutant is chosen at run time with [`crate::with_mutant`];
+//! `Lazy::new()` has none. The lazy code reads each design decision through
+//! one named switch of [`Decisions`] (numbered as in `docs/lazy-design.md`).
+
+use model::env::fields::Fields;
 
 /// One plausible mistake in the lazy design, named after the decision it
 /// gets wrong (`docs/lazy-design.md`, `docs/findings.md`).
@@ -110,5 +113,82 @@ impl Mutant {
             .chain(Mutant::VARIANTS)
             .copied()
             .find(|m| m.name() == name)
+    }
+}
+
+/// The design decisions of `docs/lazy-design.md`, each a switch that the
+/// lazy code reads by name: `true` takes the decision as designed, `false`
+/// the other path (the mutant that undoes it is on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Decisions {
+    /// The deliberate mistake switched on, if any.
+    pub mutant: Option<Mutant>,
+}
+
+macro_rules! decisions {
+    ($($(#[$doc:meta])* $name:ident => $mutant:ident;)*) => {
+        impl Decisions {
+            $(
+                $(#[$doc])*
+                #[inline]
+                pub fn $name(self) -> bool {
+                    self.mutant != Some(Mutant::$mutant)
+                }
+            )*
+        }
+    };
+}
+
+decisions! {
+    /// 1: a lazy scope saves the current pair before it writes its own.
+    saves_pair_before_writing => LinkSavesOwnIds;
+    /// 4: a scope's close pops the innermost entry, whatever it is.
+    close_pops_innermost => LazyCloseRestoresOwn;
+    /// 5: the corrupted-stack check runs when the innermost entry is lazy.
+    pop_checks_lazy_entry => LazyPopSkipsCheck;
+    /// 6: `CHECK_GE(id, -1)` runs on the lazy path too.
+    checks_ids_on_lazy_path => LazySkipsIdCheck;
+    /// 7: JS `popAsyncContext` sees the chain while `kLazyScopes != 0`.
+    js_pop_sees_chain => JsPopIgnoresLazy;
+    /// 8: a JS pop of a lazy scope leaves its resource in the native array.
+    js_pop_keeps_lazy_resource => JsPopLazyForgetsResource;
+    /// 9: `hasAsyncIdStack()` counts the chain.
+    has_stack_counts_chain => HasAsyncIdStackIgnoresLazy;
+    /// 10: `clearAsyncIdStack()` empties the chain ...
+    clear_empties_chain => ClearKeepsChain;
+    /// 10: ... and zeroes `kLazyScopes`.
+    clear_zeroes_count => ClearForgetsCount;
+    /// 11: JS indexes `execution_async_resources` by the eager depth.
+    resources_indexed_by_eager_depth => ResourceIndexByStackLength;
+    /// 11: the MakeCallback trampoline writes its resource at the eager depth.
+    trampoline_indexed_by_eager_depth => TrampolineIndexByStackLength;
+    /// 12: `executionAsyncResource()` reads a JS entry above a lazy scope.
+    resource_reads_js_above_lazy => ResourceIgnoresJsAbove;
+    /// 12: C++ `executionAsyncResource_(index)` looks at the chain.
+    native_read_sees_chain => NativeReadIgnoresChain;
+    /// 13: a lazy scope dereferences its Global when asked, not at open.
+    reads_global_when_asked => GlobalReadAtOpen;
+    /// 14: linking or popping a lazy scope drops native resources past it.
+    drops_stale_native_resources => KeepsStaleNativeResources;
+    /// 15: popping a lazy scope restores the trigger id too.
+    pop_restores_trigger => LazyPopKeepsTrigger;
+    /// 16: the `kTotals` CHECK at the outermost close runs for lazy scopes.
+    outermost_close_checks_lazy => OutermostCheckSkippedWhenLazy;
+    /// 17: JS falls back to the native push at the eager depth.
+    js_falls_back_by_eager_depth => FallbackByStackLength;
+    /// 17: the id stack grows at the eager depth.
+    grows_by_eager_depth => GrowsByStackLength;
+}
+
+impl Decisions {
+    /// 2: whether a scope opened now takes the lazy path: the pull request's
+    /// condition ([`crate::callback_scope::can_be_lazy`]), or every scope
+    /// or none under the variants `always-lazy` and `never-lazy`.
+    pub fn takes_lazy_path(self, fields: &Fields) -> bool {
+        match self.mutant {
+            Some(Mutant::AlwaysLazy) => true,
+            Some(Mutant::NeverLazy) => false,
+            _ => crate::callback_scope::can_be_lazy(fields),
+        }
     }
 }

@@ -130,9 +130,9 @@ fn run_lazy(script: &[Op], flag: loom::sync::Arc<AtomicBool>) -> LazyRun {
 /// The op that ends the innermost frame of the lazy side, if any is open.
 fn innermost_end(lazy: &Lazy) -> Option<Op> {
     Some(match lazy.frames.last()? {
-        lazy::Frame::Native(_) => Op::CloseScope { threw: false },
-        lazy::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
-        lazy::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+        model::env::Frame::Native(_) => Op::CloseScope { threw: false },
+        model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
+        model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
     })
 }
 
@@ -202,11 +202,11 @@ fn check_against_eager(name: &str, run: &LazyRun) {
         "{name} (stop seen at read {k}): lazy id stack not empty\n{trace_text}"
     );
     assert!(
-        ah.lazy_scopes.is_empty(),
+        ah.store.lazy_scopes.is_empty(),
         "{name} (stop seen at read {k}): lazy chain not empty\n{trace_text}"
     );
     assert_eq!(
-        ah.fields.k_lazy_scopes, 0,
+        ah.store.k_lazy_scopes, 0,
         "{name} (stop seen at read {k}): kLazyScopes not 0\n{trace_text}"
     );
     assert_eq!(

@@ -7,7 +7,6 @@ use crate::explore::{explore, ExploreConfig};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
-use lazy::Lazy;
 use model::Eager;
 use std::io::Write;
 
@@ -54,7 +53,7 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         ProgressStyle::with_template("{spinner} {elapsed} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
-    let lazy = Lazy::with_mutant(args.mutant);
+    let lazy = lazy::with_mutant(args.mutant);
     let report = explore(Eager::new(), lazy, &config, &mut |p| {
         bar.set_message(format!(
             "{} states generated, {} unique, depth {}",

@@ -10,7 +10,7 @@
 //! push more than the 16 pairs the JS view of the id stack holds.
 
 use super::translate::Checker;
-use model::eager::Frame;
+use model::env::Frame;
 use model::vocab::{
     AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op,
     ResourceId, Runtime, ScopeFlags, ScopeKind,

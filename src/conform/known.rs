@@ -5,7 +5,7 @@
 //! documented extras), so that a new kind of mismatch is never hidden.
 
 use super::Mismatch;
-use model::eager::resources::NativeSlot;
+use model::env::resources::NativeSlot;
 use model::vocab::{Observation, Op, ResourceView, Runtime};
 use model::Eager;
 

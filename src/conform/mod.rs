@@ -205,11 +205,11 @@ struct ModelRun {
     max_stack_length: u32,
 }
 
-fn closing_op(frame: &model::eager::Frame) -> Op {
+fn closing_op(frame: &model::env::Frame<model::eager::EagerStack>) -> Op {
     match frame {
-        model::eager::Frame::Native(_) => Op::CloseScope { threw: false },
-        model::eager::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
-        model::eager::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+        model::env::Frame::Native(_) => Op::CloseScope { threw: false },
+        model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
+        model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
     }
 }
 
@@ -451,7 +451,7 @@ impl Harness {
                         summary.after_main += 1;
                     }
                     summary.ops_run += v.ops.len();
-                    if v.max_stack_length as usize > model::eager::id_stack::INITIAL_STACK_PAIRS {
+                    if v.max_stack_length as usize > model::env::async_hooks::INITIAL_STACK_PAIRS {
                         summary.past_initial_stack += 1;
                     }
                     match v.mismatch {

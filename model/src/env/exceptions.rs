@@ -1,9 +1,9 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
-use super::{Died, Eager, Frame};
+use super::{AsyncIdStack, Died, Environment, Frame};
 use crate::vocab::{Observation, ResourceView};
 
-impl Eager {
+impl<S: AsyncIdStack> Environment<S> {
     /// The handler C++ calls for an uncaught exception: clear the default
     /// trigger id; unhandled, exit with 1; handled, `setImmediate(noop)` (an
     /// id and an init hook of type Immediate), then run `after` for every
@@ -36,6 +36,7 @@ impl Eager {
         );
         if self.async_hooks.fields.k_after > 0 {
             loop {
+                let depth = self.async_hooks.depth();
                 let async_id = self.async_hooks.async_id_fields.k_execution_async_id;
                 if async_id == 0 {
                     self.pop_async_context_js(0)?;
@@ -45,10 +46,17 @@ impl Eager {
                 if !self.has_async_id_stack() {
                     break;
                 }
+                // Every pass pops one entry of a correct store; one that pops
+                // nothing would spin forever in Node. Report it as a failure
+                // of that store instead of hanging the harness.
+                assert!(
+                    self.async_hooks.depth() < depth,
+                    "the uncaught-exception loop pops nothing: Node would hang here"
+                );
             }
         }
         self.async_hooks.cost.crossings += 1;
-        self.async_hooks.clear_async_id_stack(true);
+        S::clear_async_id_stack(&mut self.async_hooks, true);
         Ok(())
     }
 }

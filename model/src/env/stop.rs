@@ -2,13 +2,13 @@
 //! that a loom test can set the stop flag from another thread
 //! (`Environment::ExitEnv`) and have every read point see it or not
 //! (`impl/tests/loom_stop.rs`). A normal build has neither this module nor
-//! the field; [`Eager::stopping`](super::Eager) is then `is_stopping`.
+//! the field; [`Environment::stopping`](super::Environment) is then `is_stopping`.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-/// Where [`super::Eager::stopping`] asks whether another thread stopped the
+/// Where [`super::Environment::stopping`] asks whether another thread stopped the
 /// environment. Not part of the model's state: every probe is equal to
 /// every other and hashes as nothing.
 #[derive(Clone, Default)]

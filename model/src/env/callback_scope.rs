@@ -2,7 +2,7 @@
 //! with the JS `callbackTrampoline` (`lib/internal/async_hooks.js`).
 
 use super::resources::NativeSlot;
-use super::{Died, Eager, Frame, Halt};
+use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{
     AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
 };
@@ -17,7 +17,7 @@ pub struct Trampoline {
 
 /// One open `InternalCallbackScope`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct InternalCallbackScope {
+pub struct InternalCallbackScope<S: AsyncIdStack> {
     /// How it was opened.
     pub kind: ScopeKind,
     /// `async_context_`.
@@ -32,6 +32,8 @@ pub struct InternalCallbackScope {
     pub failed: bool,
     /// `pushed_ids_`.
     pub pushed_ids: bool,
+    /// What the store kept of how the scope entered its context.
+    pub entered: S::Entered,
     /// The JS trampoline around the callback (MakeCallback with hooks).
     pub trampoline: Option<Trampoline>,
     /// The main script's scope (`StartExecution`, `src/node.cc`): a bare
@@ -42,16 +44,17 @@ pub struct InternalCallbackScope {
     pub threw: bool,
 }
 
-impl InternalCallbackScope {
+impl<S: AsyncIdStack> InternalCallbackScope<S> {
     /// The constructor: `PushAsyncCallbackScope`; if JS cannot run, mark
-    /// failed and push nothing; else `push_async_context` and `EmitBefore`
-    /// unless hooks are skipped or the id is 0.
+    /// failed and push nothing; else the store's `push_async_context`
+    /// ([`AsyncIdStack::enter_scope`]) and `EmitBefore` unless hooks are
+    /// skipped or the id is 0.
     pub fn open(
-        env: &mut Eager,
+        env: &mut Environment<S>,
         async_context: AsyncContext,
         resource: NativeSlot,
         flags: ScopeFlags,
-    ) -> Result<InternalCallbackScope, Died> {
+    ) -> Result<Self, Died> {
         let mut scope = InternalCallbackScope {
             kind: ScopeKind::CallbackScope,
             async_context,
@@ -60,6 +63,7 @@ impl InternalCallbackScope {
             skip_task_queues: flags.skip_task_queues,
             failed: false,
             pushed_ids: false,
+            entered: S::Entered::default(),
             trampoline: None,
             main_script: false,
             threw: false,
@@ -69,10 +73,11 @@ impl InternalCallbackScope {
             scope.failed = true;
             return Ok(scope);
         }
-        env.async_hooks.push_async_context(
-            async_context.async_id,
-            async_context.trigger_async_id,
-            Some(resource),
+        scope.entered = S::enter_scope(
+            &mut env.async_hooks,
+            async_context,
+            resource,
+            &env.reset_globals,
         )?;
         scope.pushed_ids = true;
         if async_context.async_id != 0 && !scope.skip_hooks {
@@ -82,7 +87,7 @@ impl InternalCallbackScope {
     }
 }
 
-impl Eager {
+impl<S: AsyncIdStack> Environment<S> {
     /// `InternalMakeCallback` up to the call of the callback: with the
     /// trampoline installed the scope skips hooks, and `callbackTrampoline`
     /// runs when `kBefore + kAfter + kUsesExecutionAsyncResource > 0`; it
@@ -106,7 +111,7 @@ impl Eager {
         if !scope.failed && use_trampoline {
             scope.trampoline = Some(Trampoline { resource: view });
             self.async_hooks.cost.crossings += 1;
-            let index = self.async_hooks.fields.k_stack_length as usize - 1;
+            let index = S::trampoline_index(&self.async_hooks);
             self.async_hooks
                 .js_execution_async_resources
                 .set(index, Some(view));
@@ -146,11 +151,11 @@ impl Eager {
     /// `InternalCallbackScope::Close` (`src/api/callback.cc`).
     fn internal_callback_scope_close(
         &mut self,
-        scope: &mut InternalCallbackScope,
+        scope: &mut InternalCallbackScope<S>,
     ) -> Result<(), Died> {
         if self.stopping() {
             scope.failed = true;
-            self.async_hooks.clear_async_id_stack(false);
+            S::clear_async_id_stack(&mut self.async_hooks, false);
             return Ok(());
         }
         let async_id = scope.async_context.async_id;
@@ -158,7 +163,7 @@ impl Eager {
             self.async_wrap_emit_after(async_id);
         }
         if scope.pushed_ids {
-            self.async_hooks.pop_async_context(async_id)?;
+            S::leave_scope(&mut self.async_hooks, async_id, scope.entered)?;
         }
         if scope.failed {
             return Ok(());
@@ -168,7 +173,9 @@ impl Eager {
         }
         // The microtask checkpoint runs here when no tick is scheduled; the
         // model has no microtasks.
-        if self.async_hooks.fields.k_totals != 0 {
+        if self.async_hooks.fields.k_totals != 0
+            && S::checks_outermost_close(&self.async_hooks, scope.entered)
+        {
             let ids = &self.async_hooks.async_id_fields;
             if ids.k_execution_async_id != 0 {
                 return Err(Died(Observation::CheckFailed(

@@ -1,7 +1,7 @@
 //! `process.nextTick` and `processTicksAndRejections`
 //! (`lib/internal/process/task_queues.js`).
 
-use super::{Died, Eager};
+use super::{AsyncIdStack, Died, Environment};
 use crate::vocab::{AsyncId, Observation, ResourceView};
 use std::collections::VecDeque;
 
@@ -25,7 +25,7 @@ pub struct TickQueue {
     pub has_tick_scheduled: bool,
 }
 
-impl Eager {
+impl<S: AsyncIdStack> Environment<S> {
     /// `nextTick(callback)`: capture `newAsyncId()` and
     /// `getDefaultTriggerAsyncId()`, emit init (`TickObject`), queue it.
     pub(crate) fn next_tick(&mut self, query_resource: bool) {

@@ -1,18 +1,22 @@
-//! `Eager`: Node.js as it is today. Every native scope pushes its pair on the
-//! id stack and pops it on close.
+//! One Node.js `Environment` running the main script, written once and run
+//! over either async-context store ([`AsyncIdStack`]): the eager one, Node
+//! as it is today ([`crate::Eager`]), or the lazy one of pull request 66511.
 //!
 //! One module per concept, named after Node's own: [`fields`] (`AsyncHooks`
-//! fields), [`id_stack`] (`push_async_context` and friends), [`resources`]
-//! (the two resource arrays), [`callback_scope`] (`InternalCallbackScope`,
-//! `InternalMakeCallback`), [`js`] (`lib/internal/async_hooks.js`), [`hooks`]
-//! (`AsyncHook`), [`ticks`] (`process.nextTick`), [`exceptions`]
-//! (`onGlobalUncaughtException`), and this module, the `Environment`.
+//! fields), [`async_hooks`] (`AsyncHooks`: `push_async_context` and friends),
+//! [`async_id_stack`] (the seam: what the pull request changes),
+//! [`resources`] (the two resource arrays), [`callback_scope`]
+//! (`InternalCallbackScope`, `InternalMakeCallback`), [`js`]
+//! (`lib/internal/async_hooks.js`), [`hooks`] (`AsyncHook`), [`ticks`]
+//! (`process.nextTick`), [`exceptions`] (`onGlobalUncaughtException`), and
+//! this module, the `Environment` and its op dispatch.
 
+pub mod async_hooks;
+pub mod async_id_stack;
 pub mod callback_scope;
 pub mod exceptions;
 pub mod fields;
 pub mod hooks;
-pub mod id_stack;
 pub mod js;
 pub mod resources;
 #[cfg(loom)]
@@ -23,9 +27,10 @@ use crate::vocab::{
     AsyncContext, Cost, Holder, NativeResource, Observation, Op, OpError, ResourceId, ResourceView,
     Runtime, ScopeFlags, ScopeKind,
 };
+pub use async_hooks::AsyncHooks;
+pub use async_id_stack::AsyncIdStack;
 use callback_scope::InternalCallbackScope;
 use hooks::Hooks;
-use id_stack::AsyncHooks;
 use std::collections::BTreeSet;
 use ticks::TickQueue;
 
@@ -36,9 +41,9 @@ pub struct Died(pub Observation);
 /// A frame of the program's call stack that an op must end: native scopes
 /// are C++ RAII objects, the JS ones are `try`/`finally` blocks.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Frame {
+pub enum Frame<S: AsyncIdStack> {
     /// An open `InternalCallbackScope` (with its MakeCallback trampoline, if any).
-    Native(InternalCallbackScope),
+    Native(InternalCallbackScope<S>),
     /// Inside `runInAsyncScope(fn)` for the AsyncResource with this id.
     RunInAsyncScope {
         /// `this[async_id_symbol]`.
@@ -51,7 +56,7 @@ pub enum Frame {
     },
 }
 
-impl Frame {
+impl<S: AsyncIdStack> Frame<S> {
     fn describe(&self) -> String {
         match self {
             Frame::Native(s) => format!(
@@ -64,18 +69,18 @@ impl Frame {
     }
 }
 
-/// The eager reference model: one Node.js `Environment` running the main
-/// script.
+/// One Node.js `Environment` running the main script, over the
+/// async-context store `S`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Eager {
-    /// `env->async_hooks()`.
-    pub async_hooks: AsyncHooks,
+pub struct Environment<S: AsyncIdStack> {
+    /// `env->async_hooks()`, with the store.
+    pub async_hooks: AsyncHooks<S>,
     /// The hooks created and enabled from JS.
     pub hooks: Hooks,
     /// The nextTick queue and `TickInfo`.
     pub ticks: TickQueue,
     /// The call stack, outermost first; the first frame is the main script's scope.
-    pub frames: Vec<Frame>,
+    pub frames: Vec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
     pub async_callback_scope_depth: u32,
     /// Resources held as Globals that were reset.
@@ -89,12 +94,12 @@ pub struct Eager {
     /// Ops applied so far.
     pub ops_applied: u64,
     out: Vec<Observation>,
-    /// cfg(loom): where [`Eager::stopping`] reads the stop flag.
+    /// cfg(loom): where [`Environment::stopping`] reads the stop flag.
     #[cfg(loom)]
     stop_probe: stop::StopProbe,
 }
 
-impl Default for Eager {
+impl<S: AsyncIdStack> Default for Environment<S> {
     fn default() -> Self {
         Self::new()
     }
@@ -122,13 +127,19 @@ pub(crate) fn impossible<T>(why: impl Into<String>) -> Result<T, Halt> {
     Err(Halt::Impossible(OpError::Impossible(why.into())))
 }
 
-impl Eager {
+impl<S: AsyncIdStack> Environment<S> {
     /// An environment inside the main script: `StartExecution` (`src/node.cc`)
     /// opens `InternalCallbackScope(env, Object::New(), {1, 0}, kSkipAsyncHooks)`
     /// before any user code.
     pub fn new() -> Self {
-        let mut env = Eager {
-            async_hooks: AsyncHooks::new(),
+        Self::with_store(S::default())
+    }
+
+    /// The same, over a store built by the caller (a lazy store with a
+    /// deliberate mistake switched on, for one).
+    pub fn with_store(store: S) -> Self {
+        let mut env = Environment {
+            async_hooks: AsyncHooks::new(store),
             hooks: Hooks::default(),
             ticks: TickQueue::default(),
             frames: Vec::new(),
@@ -168,7 +179,7 @@ impl Eager {
     /// (`can_call_into_js()` in the `InternalCallbackScope` constructor) and
     /// at the start of `InternalCallbackScope::Close`. In a loom build
     /// (`--cfg loom`) it first asks the probe set with `set_stop_probe` and
-    /// latches a `true` into [`Eager::is_stopping`]; otherwise it is just
+    /// latches a `true` into [`Environment::is_stopping`]; otherwise it is just
     /// `is_stopping`.
     #[inline]
     pub fn stopping(&mut self) -> bool {
@@ -180,7 +191,7 @@ impl Eager {
     }
 
     /// cfg(loom): read the stop flag through `probe` at every
-    /// [`Eager::stopping`] from now on, until it answers `true` once.
+    /// [`Environment::stopping`] from now on, until it answers `true` once.
     #[cfg(loom)]
     pub fn set_stop_probe(&mut self, probe: impl Fn() -> bool + Send + Sync + 'static) {
         self.stop_probe = stop::StopProbe(Some(std::sync::Arc::new(probe)));
@@ -205,7 +216,7 @@ impl Eager {
         Ok(())
     }
 
-    fn innermost(&self) -> Option<&Frame> {
+    fn innermost(&self) -> Option<&Frame<S>> {
         self.frames.last()
     }
 
@@ -406,7 +417,7 @@ impl Eager {
             Op::ClearAsyncIdStack => {
                 self.require_js(op)?;
                 self.async_hooks.cost.crossings += 1;
-                self.async_hooks.clear_async_id_stack(!self.is_stopping);
+                S::clear_async_id_stack(&mut self.async_hooks, !self.is_stopping);
                 Ok(())
             }
             Op::Stop => {
@@ -446,7 +457,7 @@ impl Eager {
     }
 }
 
-impl Runtime for Eager {
+impl<S: AsyncIdStack> Runtime for Environment<S> {
     fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
         if self.exited {
             return Err(OpError::Exited);

@@ -2,59 +2,23 @@
 //! from `lib/async_hooks.js`).
 
 use super::hooks::HookKind;
-use super::{Died, Eager};
+use super::{AsyncIdStack, Died, Environment};
 use crate::vocab::{AsyncId, ResourceView};
 
-impl Eager {
-    /// `pushAsyncContext(asyncId, triggerAsyncId, resource)`: write the
-    /// resource at `kStackLength`, then push in JS, or through
-    /// `pushAsyncContext_` (C++, no resource) when the JS view of the stack is full.
+impl<S: AsyncIdStack> Environment<S> {
+    /// `pushAsyncContext(asyncId, triggerAsyncId, resource)`, as the store does it.
     pub(crate) fn push_async_context_js(
         &mut self,
         async_id: AsyncId,
         trigger_async_id: AsyncId,
         resource: Option<ResourceView>,
     ) -> Result<(), Died> {
-        let ah = &mut self.async_hooks;
-        let offset = ah.fields.k_stack_length as usize;
-        ah.js_execution_async_resources.set(offset, resource);
-        ah.cost.resource_writes += 1;
-        if offset >= ah.stack_capacity_pairs {
-            ah.cost.crossings += 1;
-            return ah.push_async_context(async_id, trigger_async_id, None);
-        }
-        ah.async_ids_stack[offset] = (
-            ah.async_id_fields.k_execution_async_id,
-            ah.async_id_fields.k_trigger_async_id,
-        );
-        ah.cost.stack_writes += 2;
-        ah.fields.k_stack_length += 1;
-        ah.async_id_fields.k_execution_async_id = async_id;
-        ah.async_id_fields.k_trigger_async_id = trigger_async_id;
-        Ok(())
+        S::push_async_context_js(&mut self.async_hooks, async_id, trigger_async_id, resource)
     }
 
-    /// `popAsyncContext(asyncId)`: false on an empty stack; with checks on and
-    /// the wrong id, `popAsyncContext_` (C++) dies; else pop in JS, including
-    /// `execution_async_resources.pop()` whatever entry that last element is.
+    /// `popAsyncContext(asyncId)`, as the store does it.
     pub(crate) fn pop_async_context_js(&mut self, async_id: AsyncId) -> Result<bool, Died> {
-        let ah = &mut self.async_hooks;
-        let stack_length = ah.fields.k_stack_length as usize;
-        if stack_length == 0 {
-            return Ok(false);
-        }
-        if ah.fields.k_check > 0 && ah.async_id_fields.k_execution_async_id != async_id {
-            ah.cost.crossings += 1;
-            return ah.pop_async_context(async_id);
-        }
-        let offset = stack_length - 1;
-        let (execution, trigger) = ah.async_ids_stack[offset];
-        ah.async_id_fields.k_execution_async_id = execution;
-        ah.async_id_fields.k_trigger_async_id = trigger;
-        ah.js_execution_async_resources.pop();
-        ah.cost.resource_writes += 1;
-        ah.fields.k_stack_length = offset as u32;
-        Ok(offset > 0)
+        S::pop_async_context_js(&mut self.async_hooks, async_id)
     }
 
     /// `emitInitScript`: nothing without init hooks.
@@ -110,9 +74,9 @@ impl Eager {
         self.destroy_async_id_list.push(async_id);
     }
 
-    /// `hasAsyncIdStack()`: `kStackLength > 0`.
+    /// `hasAsyncIdStack()`, as the store answers it.
     pub(crate) fn has_async_id_stack(&self) -> bool {
-        self.async_hooks.fields.k_stack_length > 0
+        S::has_async_id_stack(&self.async_hooks)
     }
 
     /// The `finally` of `runInAsyncScope`: `if (hasAsyncIdStack()) emitAfter(asyncId)`.
@@ -123,22 +87,11 @@ impl Eager {
         Ok(())
     }
 
-    /// `executionAsyncResource()`: set `kUsesExecutionAsyncResource`; the top
-    /// level resource on an empty stack; else the JS array entry at
-    /// `kStackLength - 1` if truthy, or the native one (`executionAsyncResource_`).
+    /// `executionAsyncResource()`: set `kUsesExecutionAsyncResource`, then
+    /// the store's lookup ([`AsyncIdStack::execution_async_resource`]).
     pub(crate) fn execution_async_resource(&mut self) -> ResourceView {
-        let ah = &mut self.async_hooks;
-        ah.fields.k_uses_execution_async_resource = 1;
-        let stack_length = ah.fields.k_stack_length as usize;
-        if stack_length == 0 {
-            return ResourceView::TopLevel;
-        }
-        let index = stack_length - 1;
-        if let Some(r) = ah.js_execution_async_resources.get(index) {
-            return r;
-        }
-        ah.cost.crossings += 1;
-        ah.native_execution_async_resource(index, &self.reset_globals)
+        self.async_hooks.fields.k_uses_execution_async_resource = 1;
+        S::execution_async_resource(&mut self.async_hooks, &self.reset_globals)
     }
 
     /// `getDefaultTriggerAsyncId()`: the default trigger id if set (>= 0),

@@ -1,21 +1,22 @@
-//! The resource arrays, as the pull request leaves them: the JS array
-//! `execution_async_resources` and `native_execution_async_resources_`, both
-//! indexed by the depth an eager Node would have (`kStackLength + kLazyScopes`).
+//! The two resource arrays beside the id stack: `native_execution_async_resources_`
+//! (`src/env.h`) and the JS array `execution_async_resources`.
 
-use model::vocab::{ResourceId, ResourceView};
+use crate::vocab::{ResourceId, ResourceView};
 use std::collections::BTreeSet;
 
-/// A resource pointer as a scope holds it (`Local<Object>*` or `Global<Object>*`).
+/// One entry of `native_execution_async_resources_`: on Node's main branch a
+/// `std::variant<Local<Object>*, Global<Object>*>`, read when asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NativeSlot {
-    /// A `Local<Object>*`.
+    /// A `Local<Object>*`: the object it pointed to when pushed.
     Local(ResourceView),
-    /// A `Global<Object>*`: empty once reset.
+    /// A `Global<Object>*`: empty once the Global is reset.
     Global(ResourceId),
 }
 
 impl NativeSlot {
-    /// Dereference the pointer now: a reset Global is `undefined`.
+    /// Dereference the pointer as `AsyncHooks::native_execution_async_resource`
+    /// does; a reset Global is an empty handle, which JS sees as `undefined`.
     pub fn read(&self, reset_globals: &BTreeSet<ResourceId>) -> ResourceView {
         match self {
             NativeSlot::Local(view) => *view,
@@ -25,15 +26,16 @@ impl NativeSlot {
     }
 }
 
-/// A JS array of resources: holes and `undefined` are falsy, `pop()` drops
-/// the last element, `length = n` truncates.
+/// The JS array `execution_async_resources`, with JS array semantics: holes
+/// and `undefined` entries are both falsy, `pop()` drops the last element
+/// whatever its index, and `length = n` truncates.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct JsArray {
     items: Vec<Option<ResourceView>>,
 }
 
 impl JsArray {
-    /// `array[i] = value`.
+    /// `array[i] = value` (extends the array with holes when needed).
     pub fn set(&mut self, i: usize, value: Option<ResourceView>) {
         if i >= self.items.len() {
             self.items.resize(i + 1, None);
@@ -66,7 +68,7 @@ impl JsArray {
         self.items.truncate(n);
     }
 
-    /// Every element, holes as `None` (for the refinement check).
+    /// Every element, holes as `None`.
     pub fn items(&self) -> &[Option<ResourceView>] {
         &self.items
     }

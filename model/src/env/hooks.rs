@@ -2,8 +2,8 @@
 //! (`lib/internal/async_hooks.js` `emitHook`, `emitInitNative`; `AsyncWrap::EmitBefore`
 //! / `EmitAfter` in `src/async_wrap.cc`).
 
-use crate::Lazy;
-use model::vocab::{AsyncId, HookCallbacks, HookEvent, HookId, Observation, OpError, ResourceView};
+use super::{AsyncIdStack, Environment};
+use crate::vocab::{AsyncId, HookCallbacks, HookEvent, HookId, Observation, OpError, ResourceView};
 use std::collections::BTreeMap;
 
 /// The hooks a program created, and `active_hooks.array` in enable order.
@@ -29,7 +29,7 @@ pub enum HookKind {
     Destroy,
 }
 
-impl Lazy {
+impl<S: AsyncIdStack> Environment<S> {
     /// `createHook(callbacks)`: `new AsyncHook`; not enabled.
     pub(crate) fn create_hook(
         &mut self,

@@ -1,0 +1,141 @@
+//! The seam: [`AsyncIdStack`], the part of Node that pull request 66511
+//! changes. Everything else in [`super`] is Node's unchanged code, written
+//! once and run over either store.
+//!
+//! Each method is one place in Node that reads or writes the async id stack.
+//! Its default body is Node as it is today (`src/env.cc`, `src/api/callback.cc`,
+//! `lib/internal/async_hooks.js`); the eager store ([`crate::eager::EagerStack`])
+//! takes every default, and the lazy store (the `lazy-scopes` crate) overrides
+//! the places the pull request changes, each beside the decision it takes.
+
+use super::async_hooks::AsyncHooks;
+use super::resources::NativeSlot;
+use super::Died;
+use crate::vocab::{AsyncContext, AsyncId, ResourceId, ResourceView};
+use std::collections::BTreeSet;
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// An async-context store: what `AsyncHooks` keeps beside Node's own fields
+/// (nothing today; the chain of lazy scopes and `kLazyScopes` with the pull
+/// request), and how each reader and writer of the id stack uses it.
+///
+/// The methods are associated functions over the whole [`AsyncHooks`], as
+/// Node's are members of `AsyncHooks`: a store reads Node's fields and its own.
+pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'static {
+    /// What an `InternalCallbackScope` keeps of how it entered its context,
+    /// for its `Close` (nothing in Node today).
+    type Entered: Copy + Debug + Default + Eq + Hash + Send + Sync;
+
+    /// Entries on the stack as Node today counts them: `kStackLength`. The
+    /// resource arrays are indexed by it.
+    fn depth(ah: &AsyncHooks<Self>) -> usize {
+        ah.fields.k_stack_length as usize
+    }
+
+    /// The offset `push_async_context` compares with the room of
+    /// `async_ids_stack_` before `grow_async_ids_stack` (`kStackLength`).
+    fn grows_at(ah: &AsyncHooks<Self>) -> usize {
+        Self::depth(ah)
+    }
+
+    /// The offset JS `pushAsyncContext` compares with the room of
+    /// `async_ids_stack` before it falls back to `pushAsyncContext_` (`kStackLength`).
+    fn js_push_falls_back_at(ah: &AsyncHooks<Self>) -> usize {
+        Self::depth(ah)
+    }
+
+    /// Where JS `pushAsyncContext` writes its resource and
+    /// `executionAsyncResource()` reads (`kStackLength`, before the `- 1`).
+    fn resource_index(ah: &AsyncHooks<Self>) -> usize {
+        Self::depth(ah)
+    }
+
+    /// The `InternalCallbackScope` constructor's
+    /// `async_hooks->push_async_context(async_id, trigger_async_id, resource)`
+    /// (`src/api/callback.cc`). `reset_globals` is the heap a `Global<Object>*`
+    /// is read through.
+    fn enter_scope(
+        ah: &mut AsyncHooks<Self>,
+        context: AsyncContext,
+        resource: NativeSlot,
+        reset_globals: &BTreeSet<ResourceId>,
+    ) -> Result<Self::Entered, Died> {
+        let _ = reset_globals;
+        ah.push_async_context(context.async_id, context.trigger_async_id, Some(resource))?;
+        Ok(Self::Entered::default())
+    }
+
+    /// `InternalCallbackScope::Close`'s `pop_async_context(async_context_.async_id)`.
+    fn leave_scope(
+        ah: &mut AsyncHooks<Self>,
+        async_id: AsyncId,
+        entered: Self::Entered,
+    ) -> Result<(), Died> {
+        let _ = entered;
+        Self::pop_async_context(ah, async_id).map(drop)
+    }
+
+    /// Whether the outermost `Close` runs its `CHECK_EQ(execution_async_id, 0)`
+    /// pair when `kTotals` is non-zero: always.
+    fn checks_outermost_close(ah: &AsyncHooks<Self>, entered: Self::Entered) -> bool {
+        let _ = (ah, entered);
+        true
+    }
+
+    /// `AsyncHooks::pop_async_context` (`src/env.cc`), also `popAsyncContext_`
+    /// from JS. Returns whether entries remain.
+    fn pop_async_context(ah: &mut AsyncHooks<Self>, async_id: AsyncId) -> Result<bool, Died> {
+        ah.pop_async_context(async_id)
+    }
+
+    /// `AsyncHooks::clear_async_id_stack` (`src/env.cc`), also `clearAsyncIdStack` from JS.
+    fn clear_async_id_stack(ah: &mut AsyncHooks<Self>, can_call_into_js: bool) {
+        ah.clear_async_id_stack(can_call_into_js);
+    }
+
+    /// `pushAsyncContext(asyncId, triggerAsyncId, resource)` (`lib/internal/async_hooks.js`).
+    fn push_async_context_js(
+        ah: &mut AsyncHooks<Self>,
+        async_id: AsyncId,
+        trigger_async_id: AsyncId,
+        resource: Option<ResourceView>,
+    ) -> Result<(), Died> {
+        ah.push_async_context_js(async_id, trigger_async_id, resource)
+    }
+
+    /// `popAsyncContext(asyncId)` (`lib/internal/async_hooks.js`). Returns
+    /// whether entries remain.
+    fn pop_async_context_js(ah: &mut AsyncHooks<Self>, async_id: AsyncId) -> Result<bool, Died> {
+        ah.pop_async_context_js(async_id)
+    }
+
+    /// `hasAsyncIdStack()` (`lib/internal/async_hooks.js`): `kStackLength > 0`.
+    fn has_async_id_stack(ah: &AsyncHooks<Self>) -> bool {
+        Self::depth(ah) > 0
+    }
+
+    /// `executionAsyncResource()` after it sets `kUsesExecutionAsyncResource`.
+    fn execution_async_resource(
+        ah: &mut AsyncHooks<Self>,
+        reset_globals: &BTreeSet<ResourceId>,
+    ) -> ResourceView {
+        ah.execution_async_resource_at(Self::resource_index(ah), reset_globals)
+    }
+
+    /// `AsyncHooks::native_execution_async_resource(index)` (`src/env-inl.h`),
+    /// behind the `executionAsyncResource_` binding.
+    fn native_execution_async_resource(
+        ah: &AsyncHooks<Self>,
+        index: usize,
+        reset_globals: &BTreeSet<ResourceId>,
+    ) -> ResourceView {
+        ah.native_execution_async_resource(index, reset_globals)
+    }
+
+    /// `callbackTrampoline`'s `execution_async_resources[kStackLength - 1]`
+    /// (`lib/internal/async_hooks.js`).
+    fn trampoline_index(ah: &AsyncHooks<Self>) -> usize {
+        Self::depth(ah) - 1
+    }
+}
