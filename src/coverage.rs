@@ -8,7 +8,7 @@ use lazy::{Lazy, LazyStack, Path};
 use model::env::callback_scope::InternalCallbackScope;
 use model::env::resources::NativeSlot;
 use model::env::Frame;
-use model::vocab::{Observation, Op, OP_KINDS};
+use model::vocab::{Observation, Op, ResourceView, OP_KINDS};
 use std::collections::BTreeMap;
 
 /// The situations of `lazy-scopes.md` (and a few more), each with its name.
@@ -94,6 +94,22 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "a corrupted stack detected by a JS pop",
     ),
     ("check-failed", "a failed CHECK"),
+    (
+        "lazy-close-out-of-order",
+        "napi_close_callback_scope on a lazy scope that is not the innermost native scope, the check passing",
+    ),
+    (
+        "js-after-handled-exception",
+        "JS running in a scope after a handled uncaught exception cleared the stack",
+    ),
+    (
+        "module-entry-with-lazy",
+        "an ES module entry (no main-script context) with a lazy scope open",
+    ),
+    (
+        "unspecified-resource",
+        "executionAsyncResource() reading a pointer into a scope that has returned",
+    ),
     ("ticks-run", "nextTick callbacks run"),
 ];
 
@@ -165,6 +181,34 @@ impl Coverage {
             if lazies {
                 self.hit("clear-with-lazy");
             }
+        }
+        if let (Op::CloseOuter { outer }, false) = (op, before.is_stopping) {
+            let closed = before
+                .frames
+                .iter()
+                .rev()
+                .filter_map(|f| match f {
+                    Frame::Native(s) => Some(s),
+                    _ => None,
+                })
+                .nth(*outer as usize);
+            let passes = closed.is_some_and(|s| s.async_context.async_id == current);
+            if closed.is_some_and(|s| s.entered == Path::Lazy) && passes {
+                self.hit("lazy-close-out-of-order");
+            }
+        }
+        if let Some(scope) = innermost_native(before) {
+            if scope.handled_exception
+                && !scope.threw
+                && op.kind() != "close"
+                && before.js_running()
+            {
+                self.hit("js-after-handled-exception");
+            }
+        }
+        let module_entry = matches!(before.frames.first(), Some(Frame::Native(m)) if m.main_script && !m.pushed_ids);
+        if module_entry && lazies && !before.is_stopping {
+            self.hit("module-entry-with-lazy");
         }
         if matches!(op, Op::ClearAsyncIdStack) && lazies {
             self.hit("clear-with-lazy");
@@ -258,6 +302,11 @@ impl Coverage {
                     _ => self.hit("corrupted-on-js-pop"),
                 },
                 Observation::CheckFailed(_) => self.hit("check-failed"),
+                Observation::ExecutionAsyncResource(ResourceView::Unspecified)
+                | Observation::Tick {
+                    resource: Some(ResourceView::Unspecified),
+                    ..
+                } => self.hit("unspecified-resource"),
                 Observation::Tick { .. } => self.hit("ticks-run"),
                 _ => {}
             }

@@ -506,7 +506,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         } else {
             state.trace.clone()
         };
-        let diverged = (e != l).then(|| Box::new((e, l)));
+        let diverged = (!crate::lockstep::agree(&e, &l)).then(|| Box::new((e, l)));
         if let (Some(answers), true) = (&diverged, explored) {
             self.record(&trace, answers);
         }

@@ -75,12 +75,17 @@ fn id_strategy(ids: &[AsyncId]) -> BoxedStrategy<AsyncId> {
 
 /// One of `hooks` (H1 when there are none: the caller gives that choice
 /// weight 0 then, so it is never drawn).
-fn pick(hooks: Vec<HookId>) -> BoxedStrategy<HookId> {
-    if hooks.is_empty() {
-        Just(HookId(1)).boxed()
+/// One of `items`, or `fallback` when there is none (its weight is then 0).
+fn pick_or<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>, fallback: T) -> BoxedStrategy<T> {
+    if items.is_empty() {
+        Just(fallback).boxed()
     } else {
-        proptest::sample::select(hooks).boxed()
+        proptest::sample::select(items).boxed()
     }
+}
+
+fn pick(hooks: Vec<HookId>) -> BoxedStrategy<HookId> {
+    pick_or(hooks, HookId(1))
 }
 
 fn resource_strategy() -> BoxedStrategy<ResourceId> {
@@ -136,7 +141,7 @@ fn open_scope_strategy(ids: BoxedStrategy<AsyncId>) -> BoxedStrategy<Op> {
 pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
     if let Some(Frame::Native(scope)) = eager.frames.last() {
         if scope.threw {
-            // The callback threw: only its close can follow.
+            // The callback threw and returned: only its close can follow.
             return if scope.main_script {
                 Just(Op::CloseScope { threw: false }).boxed()
             } else {
@@ -166,7 +171,24 @@ pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
     let exit_run_weight = u32::from(matches!(innermost, Some(Frame::RunInAsyncScope { .. }))) * 6;
     let exit_default_weight =
         u32::from(matches!(innermost, Some(Frame::DefaultTriggerScope { .. }))) * 6;
-    let first = eager.ops_applied == 0;
+    let first = !eager.program_started;
+    // napi_close_callback_scope on a node::CallbackScope that is not the
+    // innermost native scope: how many native scopes are inside it.
+    let natives: Vec<_> = eager
+        .frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Native(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    let outer_choices: Vec<u32> = (1..natives.len())
+        .filter(|&k| {
+            let s = natives[natives.len() - 1 - k];
+            !s.is_bare() && s.kind == model::vocab::ScopeKind::CallbackScope
+        })
+        .map(|k| k as u32)
+        .collect();
     let created: Vec<HookId> = eager.hooks.created.keys().copied().collect();
     let uncreated: Vec<HookId> = (1..=HOOKS)
         .map(HookId)
@@ -174,6 +196,8 @@ pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
         .collect();
     let choices: Vec<(u32, BoxedStrategy<Op>)> = vec![
         (u32::from(first) * 2, Just(Op::NoForceAsyncHooksChecks).boxed()),
+        (u32::from(first) * 2, Just(Op::EntryModule).boxed()),
+        (close_weight.min(3) * u32::from(!outer_choices.is_empty()), pick_or(outer_choices, 1).prop_map(|outer| Op::CloseOuter { outer }).boxed()),
         (open_weight, open_scope_strategy(ids.clone()).boxed()),
         (close_weight, prop_oneof![9 => Just(Op::CloseScope { threw: false }), 1 => Just(Op::CloseScope { threw: true })].boxed()),
         (1, resource_strategy().prop_map(Op::ResetGlobal).boxed()),
@@ -232,7 +256,7 @@ fn native_only_strategy(eager: &Eager) -> BoxedStrategy<Op> {
         .boxed(),
         Some(Frame::RunInAsyncScope { .. }) => Just(Op::ExitRunInAsyncScope).boxed(),
         Some(Frame::DefaultTriggerScope { .. }) => Just(Op::ExitDefaultTriggerScope).boxed(),
-        None => open_scope_strategy(ids),
+        None => prop_oneof![3 => open_scope_strategy(ids), 1 => Just(Op::TimersScope)].boxed(),
     }
 }
 

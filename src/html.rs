@@ -14,10 +14,9 @@
 use crate::lockstep::{Answer, Pair};
 use lazy::mutant::Mutant;
 use lazy::Lazy;
-use model::env::resources::NativeSlot;
-use model::vocab::{trace::Trace, AsyncId, Observation, Op, ResourceId};
+use model::env::resources::{Heap, NativeSlot};
+use model::vocab::{trace::Trace, AsyncId, Observation, Op};
 use model::Eager;
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// What one slot of a resource array holds at a given depth.
@@ -140,10 +139,11 @@ pub struct StackView {
     pub exited: bool,
 }
 
-fn slot_text(slot: &NativeSlot, reset: &BTreeSet<ResourceId>) -> String {
+fn slot_text(slot: &NativeSlot, heap: &Heap) -> String {
     match slot {
-        NativeSlot::Local(view) => view.to_string(),
-        NativeSlot::Global(id) if reset.contains(id) => format!("global {id} (reset)"),
+        NativeSlot::Local(view, owner) if heap.live_scopes.contains(owner) => view.to_string(),
+        NativeSlot::Local(view, _) => format!("{view} (its scope returned)"),
+        NativeSlot::Global(id) if heap.reset_globals.contains(id) => format!("global {id} (reset)"),
         NativeSlot::Global(id) => format!("global {id}"),
     }
 }
@@ -158,7 +158,7 @@ pub fn eager_view(e: &Eager) -> StackView {
     let native_cell = |d: usize| match natives.get(d) {
         None => Cell::Absent,
         Some(None) => Cell::Empty,
-        Some(Some(slot)) => Cell::Value(slot_text(slot, &e.reset_globals)),
+        Some(Some(slot)) => Cell::Value(slot_text(slot, &e.heap)),
     };
     let js_cell = |d: usize| {
         if d >= js.len() {
@@ -240,7 +240,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
     let native_cell = |d: usize| match natives.get(d) {
         None => Cell::Absent,
         Some(None) => Cell::Empty,
-        Some(Some(slot)) => Cell::Value(slot_text(slot, &l.reset_globals)),
+        Some(Some(slot)) => Cell::Value(slot_text(slot, &l.heap)),
     };
     let js_cell = |d: usize| match js.get(d) {
         None => Cell::Absent,
@@ -256,7 +256,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
             chain_index: i,
             async_id: s.async_id,
             saved: s.saved,
-            resource: slot_text(&s.resource, &l.reset_globals),
+            resource: slot_text(&s.resource, &l.heap),
             stack_position: s.stack_position,
         })
         .collect();
@@ -377,7 +377,7 @@ pub struct Row {
 impl Row {
     /// Whether the two sides answered differently.
     pub fn diverged(&self) -> bool {
-        self.eager != self.lazy
+        !crate::lockstep::agree(&self.eager, &self.lazy)
     }
 }
 

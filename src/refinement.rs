@@ -7,22 +7,11 @@
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
 use lazy::Lazy;
-use model::env::resources::NativeSlot;
+use model::env::resources::{Heap, NativeSlot};
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
-use model::vocab::{
-    AsyncContext, AsyncId, HookCallbacks, HookId, ResourceId, ResourceView, ScopeKind,
-};
+use model::vocab::{AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind};
 use model::Eager;
-use std::collections::{BTreeMap, BTreeSet};
-
-/// A native resource pointer, side-independent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Slot {
-    /// `Local<Object>*` to this object.
-    Local(ResourceView),
-    /// `Global<Object>*` to this object.
-    Global(ResourceId),
-}
+use std::collections::BTreeMap;
 
 /// A frame of the call stack, side-independent.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -34,7 +23,7 @@ pub enum AbstractFrame {
         /// Its ids.
         context: AsyncContext,
         /// Its resource.
-        resource: Slot,
+        resource: NativeSlot,
         /// kSkipAsyncHooks.
         skip_hooks: bool,
         /// kSkipTaskQueues.
@@ -47,6 +36,8 @@ pub enum AbstractFrame {
         trampoline: Option<ResourceView>,
         /// The main script's scope.
         main_script: bool,
+        /// RunTimers' scope.
+        run_timers: bool,
         /// Its callback threw.
         threw: bool,
     },
@@ -67,7 +58,7 @@ pub struct Abstract {
     /// The eager stack: the saved pair of every entry, outermost first.
     pub stack: Vec<(AsyncId, AsyncId)>,
     /// `native_execution_async_resources_`, trailing empties dropped.
-    pub native: Vec<Option<Slot>>,
+    pub native: Vec<Option<NativeSlot>>,
     /// `execution_async_resources`.
     pub js: Vec<Option<ResourceView>>,
     /// The call stack.
@@ -78,22 +69,15 @@ pub struct Abstract {
     pub ticks: (Vec<(AsyncId, AsyncId, bool)>, bool),
     /// Open native scopes.
     pub depth: u32,
-    /// Reset Globals, stopping, destroy queue, exited.
-    pub env: (BTreeSet<ResourceId>, bool, Vec<AsyncId>, bool),
+    /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
+    pub env: (Heap, bool, Vec<AsyncId>, bool),
 }
 
-fn trim(mut v: Vec<Option<Slot>>) -> Vec<Option<Slot>> {
+fn trim(mut v: Vec<Option<NativeSlot>>) -> Vec<Option<NativeSlot>> {
     while v.last() == Some(&None) {
         v.pop();
     }
     v
-}
-
-fn slot(s: &NativeSlot) -> Slot {
-    match s {
-        NativeSlot::Local(v) => Slot::Local(*v),
-        NativeSlot::Global(r) => Slot::Global(*r),
-    }
 }
 
 fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
@@ -101,13 +85,14 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
         Frame::Native(sc) => AbstractFrame::Native {
             kind: sc.kind,
             context: sc.async_context,
-            resource: slot(&sc.resource),
+            resource: sc.resource,
             skip_hooks: sc.skip_hooks,
             skip_task_queues: sc.skip_task_queues,
             failed: sc.failed,
             pushed_ids: sc.pushed_ids,
             trampoline: sc.trampoline.map(|t| t.resource),
             main_script: sc.main_script,
+            run_timers: sc.run_timers,
             threw: sc.threw,
         },
         Frame::RunInAsyncScope { async_id } => AbstractFrame::RunInAsyncScope(*async_id),
@@ -122,7 +107,7 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
 fn abstract_env<S: AsyncIdStack>(
     s: &Environment<S>,
     stack: Vec<(AsyncId, AsyncId)>,
-    native: Vec<Option<Slot>>,
+    native: Vec<Option<NativeSlot>>,
 ) -> Abstract {
     let ah = &s.async_hooks;
     let f = &ah.fields;
@@ -163,7 +148,7 @@ fn abstract_env<S: AsyncIdStack>(
         ),
         depth: s.async_callback_scope_depth,
         env: (
-            s.reset_globals.clone(),
+            s.heap.clone(),
             s.is_stopping,
             s.destroy_async_id_list.clone(),
             s.exited,
@@ -171,11 +156,8 @@ fn abstract_env<S: AsyncIdStack>(
     }
 }
 
-fn natives<S>(ah: &AsyncHooks<S>) -> Vec<Option<Slot>> {
-    ah.native_execution_async_resources
-        .iter()
-        .map(|s| s.as_ref().map(slot))
-        .collect()
+fn natives<S>(ah: &AsyncHooks<S>) -> Vec<Option<NativeSlot>> {
+    ah.native_execution_async_resources.clone()
 }
 
 /// The eager state itself, in the common shape.
@@ -200,7 +182,7 @@ pub fn abstract_lazy(l: &Lazy) -> Abstract {
             if native.len() <= index {
                 native.resize(index + 1, None);
             }
-            native[index] = Some(slot(&link.resource));
+            native[index] = Some(link.resource);
             stack.push(link.saved);
         }
         if position < len {

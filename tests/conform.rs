@@ -421,11 +421,19 @@ fn unsupported_ops_are_refused_with_a_reason() {
         Err(ConformError::ModelRejected { index: 0, .. }) => {}
         other => panic!("expected the model to reject, got {other:?}"),
     }
-    // Nothing of a callback runs after it threw: the model refuses it too.
-    let after_throw = "callback-scope 5 1 R1\nuncaught-exception handled\nexecution-async-id";
+    // Nothing of a MakeCallback's callback runs after it threw (it returned):
+    // the model refuses it too.
+    let after_throw = "make-callback 5 1 R1\nuncaught-exception handled\nexecution-async-id";
     match harness().conform_trace(&ops(after_throw), None) {
         Err(ConformError::ModelRejected { index: 2, .. }) => {}
         other => panic!("expected the model to reject op 3, got {other:?}"),
+    }
+    // In a node::CallbackScope the addon may call JS again: the model runs
+    // it, and the translator says it cannot write it yet.
+    let again = "callback-scope 5 1 R1\nuncaught-exception handled\nexecution-async-id";
+    match harness().conform_trace(&ops(again), None) {
+        Err(ConformError::Unsupported(u)) => assert_eq!(u.index, 2, "{u}"),
+        other => panic!("expected the translator to refuse op 3, got {other:?}"),
     }
 }
 

@@ -41,6 +41,10 @@ fn every_form() -> Vec<(Op, &'static str)> {
     use ScopeKind::{CallbackScope, MakeCallback};
     vec![
         (Op::NoForceAsyncHooksChecks, "no-force-async-hooks-checks"),
+        (Op::EntryModule, "entry-module"),
+        (Op::TimersScope, "timers-scope"),
+        (Op::CloseOuter { outer: 1 }, "close-outer 1"),
+        (Op::CloseOuter { outer: 12 }, "close-outer 12"),
         (
             scope(CallbackScope, 5, 1, Local, 1, false, false),
             "callback-scope 5 1 R1",
@@ -614,6 +618,9 @@ fn arb_op() -> impl Strategy<Value = Op> {
     });
     prop_oneof![
         Just(Op::NoForceAsyncHooksChecks),
+        Just(Op::EntryModule),
+        Just(Op::TimersScope),
+        (1u32..1000).prop_map(|outer| Op::CloseOuter { outer }),
         open,
         any::<bool>().prop_map(|threw| Op::CloseScope { threw }),
         arb_resource().prop_map(Op::ResetGlobal),
@@ -700,5 +707,24 @@ proptest! {
             prop_assert!(e.line >= 1 && e.line <= lines.len());
             prop_assert!(e.column >= 1);
         }
+    }
+}
+
+#[test]
+fn close_outer_needs_a_count_of_one_or_more() {
+    for (text, column) in [
+        ("close-outer", 12),
+        ("close-outer 0", 13),
+        ("close-outer -1", 13),
+        ("close-outer x", 13),
+        ("close-outer +2", 13),
+    ] {
+        let e = trace::parse(text).expect_err(text);
+        assert_eq!((e.line, e.column), (1, column), "{text}: {e}");
+        assert!(
+            e.message
+                .contains("native scopes are inside the one closed"),
+            "{text}: {e}"
+        );
     }
 }

@@ -3,10 +3,9 @@
 //! writers of the stack that know about them.
 
 use crate::mutant::Decisions;
-use model::env::resources::NativeSlot;
+use model::env::resources::{Heap, NativeSlot};
 use model::env::{AsyncHooks, AsyncIdStack, Died};
-use model::vocab::{AsyncId, ResourceId, ResourceView};
-use std::collections::BTreeSet;
+use model::vocab::{AsyncId, ResourceView};
 
 /// One lazy scope in the chain: the pair it swapped out, its resource
 /// pointer, and where it sits among the stack entries.
@@ -167,16 +166,12 @@ pub fn clear_async_id_stack(ah: &mut LazyHooks, can_call_into_js: bool) {
 /// `native_execution_async_resource(index)`, lazy-aware: the innermost
 /// lazy scope's resource when it is the entry at `index` (decision 12),
 /// dereferenced now (decision 13); else the array, as Node reads it.
-pub fn native_execution_async_resource(
-    ah: &LazyHooks,
-    index: usize,
-    reset_globals: &BTreeSet<ResourceId>,
-) -> ResourceView {
+pub fn native_execution_async_resource(ah: &LazyHooks, index: usize, heap: &Heap) -> ResourceView {
     let innermost_lazy = top(ah) == Top::Lazy && index + 1 == depth(ah);
     match ah.store.lazy_scopes.last() {
         Some(lazy) if innermost_lazy && ah.store.decisions.native_read_sees_chain() => {
-            lazy.resource.read(reset_globals)
+            lazy.resource.read(heap)
         }
-        _ => ah.native_execution_async_resource(index, reset_globals),
+        _ => ah.native_execution_async_resource(index, heap),
     }
 }

@@ -4,10 +4,9 @@
 
 use crate::async_hooks::{self, LazyHooks, LazyStack};
 use model::env::fields::Fields;
-use model::env::resources::NativeSlot;
+use model::env::resources::{Heap, NativeSlot};
 use model::env::{AsyncIdStack, Died};
-use model::vocab::{AsyncContext, AsyncId, ResourceId};
-use std::collections::BTreeSet;
+use model::vocab::{AsyncContext, AsyncId};
 
 /// How a scope entered its context: the path its constructor took.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -33,7 +32,7 @@ pub fn enter_scope(
     ah: &mut LazyHooks,
     context: AsyncContext,
     resource: NativeSlot,
-    reset_globals: &BTreeSet<ResourceId>,
+    heap: &Heap,
 ) -> Result<Path, Died> {
     let decisions = ah.store.decisions;
     if !decisions.takes_lazy_path(&ah.fields) {
@@ -43,7 +42,7 @@ pub fn enter_scope(
     let resource = if decisions.reads_global_when_asked() {
         resource
     } else {
-        NativeSlot::Local(resource.read(reset_globals))
+        NativeSlot::Local(resource.read(heap), heap.next_scope - 1)
     };
     async_hooks::link_lazy_scope(ah, context.async_id, context.trigger_async_id, resource)?;
     Ok(Path::Lazy)

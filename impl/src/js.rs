@@ -3,9 +3,9 @@
 //! the innermost lazy scope while `kLazyScopes` is not zero.
 
 use crate::async_hooks::{self, LazyHooks, LazyStack, Top};
+use model::env::resources::Heap;
 use model::env::{AsyncIdStack, Died};
-use model::vocab::{AsyncId, ResourceId, ResourceView};
-use std::collections::BTreeSet;
+use model::vocab::{AsyncId, ResourceView};
 
 /// `popAsyncContext(asyncId)`, lazy-aware (decision 7): Node's code while
 /// `kLazyScopes` is 0; else the same corrupted-stack check, then JS asks C++
@@ -54,16 +54,13 @@ pub fn has_async_id_stack(ah: &LazyHooks) -> bool {
 
 /// `executionAsyncResource()`, lazy-aware: Node's lookup at the eager depth
 /// (decisions 11 and 12); C++ answers for the innermost lazy scope.
-pub fn execution_async_resource(
-    ah: &mut LazyHooks,
-    reset_globals: &BTreeSet<ResourceId>,
-) -> ResourceView {
+pub fn execution_async_resource(ah: &mut LazyHooks, heap: &Heap) -> ResourceView {
     if !ah.store.decisions.resource_reads_js_above_lazy() {
         if let Some(lazy) = ah.store.lazy_scopes.last() {
-            return lazy.resource.read(reset_globals);
+            return lazy.resource.read(heap);
         }
     }
-    ah.execution_async_resource_at(LazyStack::resource_index(ah), reset_globals)
+    ah.execution_async_resource_at(LazyStack::resource_index(ah), heap)
 }
 
 /// The eager depth where `pick` says so, else `kStackLength`: how the

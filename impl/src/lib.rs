@@ -22,10 +22,9 @@ pub use callback_scope::{can_be_lazy, Path};
 
 use async_hooks::LazyHooks;
 use js::eager_depth_or_stack_length;
-use model::env::resources::NativeSlot;
+use model::env::resources::{Heap, NativeSlot};
 use model::env::{AsyncIdStack, Died, Environment};
-use model::vocab::{AsyncContext, AsyncId, ResourceId, ResourceView};
-use std::collections::BTreeSet;
+use model::vocab::{AsyncContext, AsyncId, ResourceView};
 
 /// The lazy implementation: one Node.js `Environment` with PR 66511 applied.
 pub type Lazy = Environment<LazyStack>;
@@ -68,9 +67,9 @@ impl AsyncIdStack for LazyStack {
         ah: &mut LazyHooks,
         context: AsyncContext,
         resource: NativeSlot,
-        reset_globals: &BTreeSet<ResourceId>,
+        heap: &Heap,
     ) -> Result<Path, Died> {
-        callback_scope::enter_scope(ah, context, resource, reset_globals)
+        callback_scope::enter_scope(ah, context, resource, heap)
     }
 
     fn leave_scope(ah: &mut LazyHooks, async_id: AsyncId, entered: Path) -> Result<(), Died> {
@@ -97,18 +96,11 @@ impl AsyncIdStack for LazyStack {
         js::has_async_id_stack(ah)
     }
 
-    fn execution_async_resource(
-        ah: &mut LazyHooks,
-        reset_globals: &BTreeSet<ResourceId>,
-    ) -> ResourceView {
-        js::execution_async_resource(ah, reset_globals)
+    fn execution_async_resource(ah: &mut LazyHooks, heap: &Heap) -> ResourceView {
+        js::execution_async_resource(ah, heap)
     }
 
-    fn native_execution_async_resource(
-        ah: &LazyHooks,
-        index: usize,
-        reset_globals: &BTreeSet<ResourceId>,
-    ) -> ResourceView {
-        async_hooks::native_execution_async_resource(ah, index, reset_globals)
+    fn native_execution_async_resource(ah: &LazyHooks, index: usize, heap: &Heap) -> ResourceView {
+        async_hooks::native_execution_async_resource(ah, index, heap)
     }
 }

@@ -104,7 +104,7 @@ fn dangling_native_read(ops: &[Op], index: usize) -> bool {
     }
     let native = matches!(
         env.async_hooks.native_execution_async_resources.get(top),
-        Some(Some(NativeSlot::Local(ResourceView::Resource(_))))
+        Some(Some(NativeSlot::Local(ResourceView::Resource(_), _)))
     );
     native && matches!(pushed_by.get(top), Some(Some((_, true))))
 }

@@ -328,6 +328,18 @@ impl Checker {
                 op,
                 "reset-global: v20's public API has no Global<Object> resource holder (only Node's main branch has InternalCallbackScope(Global<Object>*))",
             ),
+            Op::EntryModule => self.refuse(
+                op,
+                "entry-module: the translator writes a CommonJS main script; an .mjs entry is not written yet",
+            ),
+            Op::CloseOuter { .. } => self.refuse(
+                op,
+                "close-outer: the addon has no napi_open_callback_scope / napi_close_callback_scope yet",
+            ),
+            Op::TimersScope => self.refuse(
+                op,
+                "timers-scope: a setTimeout callback is not written yet",
+            ),
             Op::Stop => self.refuse(
                 op,
                 "stop: Environment::ExitEnv comes from another thread (worker.terminate()); a program cannot stop its environment at a chosen op and go on running ops",
@@ -617,6 +629,9 @@ pub fn translate(
                     | Op::ExitRunInAsyncScope
                     | Op::EnterDefaultTriggerScope { .. }
                     | Op::ExitDefaultTriggerScope
+                    | Op::EntryModule
+                    | Op::CloseOuter { .. }
+                    | Op::TimersScope
                     | Op::Stop => String::new(),
                 };
                 out.push_str(&format!("{}{marker} {code} // {op}\n", pad(indent)));

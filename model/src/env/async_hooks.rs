@@ -3,10 +3,9 @@
 
 use super::async_id_stack::AsyncIdStack;
 use super::fields::{AsyncIdFields, Fields};
-use super::resources::{JsArray, NativeSlot};
+use super::resources::{Heap, JsArray, NativeSlot};
 use super::Died;
-use crate::vocab::{AsyncId, Cost, FailedCheck, Observation, ResourceId, ResourceView};
-use std::collections::BTreeSet;
+use crate::vocab::{AsyncId, Cost, FailedCheck, Observation, ResourceView};
 
 /// Pairs `async_ids_stack_` has room for at first (`AsyncHooks::AsyncHooks`:
 /// 16 * 2 doubles); JS pushes fall back to C++ past it.
@@ -253,7 +252,7 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
     pub fn execution_async_resource_at(
         &mut self,
         stack_length: usize,
-        reset_globals: &BTreeSet<ResourceId>,
+        heap: &Heap,
     ) -> ResourceView {
         if stack_length == 0 {
             return ResourceView::TopLevel;
@@ -263,18 +262,14 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
             return r;
         }
         self.cost.crossings += 1;
-        S::native_execution_async_resource(self, index, reset_globals)
+        S::native_execution_async_resource(self, index, heap)
     }
 
     /// `AsyncHooks::native_execution_async_resource(i)` (`src/env-inl.h`):
     /// an empty handle (JS `undefined`) past the end or in a JS-pushed slot.
-    pub fn native_execution_async_resource(
-        &self,
-        index: usize,
-        reset_globals: &BTreeSet<ResourceId>,
-    ) -> ResourceView {
+    pub fn native_execution_async_resource(&self, index: usize, heap: &Heap) -> ResourceView {
         match self.native_execution_async_resources.get(index) {
-            Some(Some(slot)) => slot.read(reset_globals),
+            Some(Some(slot)) => slot.read(heap),
             _ => ResourceView::Undefined,
         }
     }

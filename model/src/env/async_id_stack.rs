@@ -9,10 +9,9 @@
 //! the places the pull request changes, each beside the decision it takes.
 
 use super::async_hooks::AsyncHooks;
-use super::resources::NativeSlot;
+use super::resources::{Heap, NativeSlot};
 use super::Died;
-use crate::vocab::{AsyncContext, AsyncId, ResourceId, ResourceView};
-use std::collections::BTreeSet;
+use crate::vocab::{AsyncContext, AsyncId, ResourceView};
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -53,15 +52,15 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
 
     /// The `InternalCallbackScope` constructor's
     /// `async_hooks->push_async_context(async_id, trigger_async_id, resource)`
-    /// (`src/api/callback.cc`). `reset_globals` is the heap a `Global<Object>*`
-    /// is read through.
+    /// (`src/api/callback.cc`). `heap` is what a resource
+    /// pointer is read through.
     fn enter_scope(
         ah: &mut AsyncHooks<Self>,
         context: AsyncContext,
         resource: NativeSlot,
-        reset_globals: &BTreeSet<ResourceId>,
+        heap: &Heap,
     ) -> Result<Self::Entered, Died> {
-        let _ = reset_globals;
+        let _ = heap;
         ah.push_async_context(context.async_id, context.trigger_async_id, Some(resource))?;
         Ok(Self::Entered::default())
     }
@@ -116,11 +115,8 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
     }
 
     /// `executionAsyncResource()` after it sets `kUsesExecutionAsyncResource`.
-    fn execution_async_resource(
-        ah: &mut AsyncHooks<Self>,
-        reset_globals: &BTreeSet<ResourceId>,
-    ) -> ResourceView {
-        ah.execution_async_resource_at(Self::resource_index(ah), reset_globals)
+    fn execution_async_resource(ah: &mut AsyncHooks<Self>, heap: &Heap) -> ResourceView {
+        ah.execution_async_resource_at(Self::resource_index(ah), heap)
     }
 
     /// `AsyncHooks::native_execution_async_resource(index)` (`src/env-inl.h`),
@@ -128,9 +124,9 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
     fn native_execution_async_resource(
         ah: &AsyncHooks<Self>,
         index: usize,
-        reset_globals: &BTreeSet<ResourceId>,
+        heap: &Heap,
     ) -> ResourceView {
-        ah.native_execution_async_resource(index, reset_globals)
+        ah.native_execution_async_resource(index, heap)
     }
 
     /// `callbackTrampoline`'s `execution_async_resources[kStackLength - 1]`

@@ -1,7 +1,7 @@
 //! `InternalCallbackScope` and `InternalMakeCallback` (`src/api/callback.cc`),
 //! with the JS `callbackTrampoline` (`lib/internal/async_hooks.js`).
 
-use super::resources::NativeSlot;
+use super::resources::{NativeSlot, ScopeSerial};
 use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{
     AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
@@ -32,6 +32,8 @@ pub struct InternalCallbackScope<S: AsyncIdStack> {
     pub failed: bool,
     /// `pushed_ids_`.
     pub pushed_ids: bool,
+    /// Its place in the order scopes opened ([`super::resources::Heap`]).
+    pub serial: ScopeSerial,
     /// What the store kept of how the scope entered its context.
     pub entered: S::Entered,
     /// The JS trampoline around the callback (MakeCallback with hooks).
@@ -39,12 +41,23 @@ pub struct InternalCallbackScope<S: AsyncIdStack> {
     /// The main script's scope (`StartExecution`, `src/node.cc`): a bare
     /// `InternalCallbackScope`, which no `TryCatch` marks failed.
     pub main_script: bool,
-    /// Its callback threw (an `uncaught-exception` op): nothing of it runs
-    /// any more, only its close can follow.
+    /// `Environment::RunTimers`' scope: bare, `{0, 0}`, resource `process`.
+    pub run_timers: bool,
+    /// An uncaught exception thrown while it was the innermost scope was
+    /// handled; whether its JS goes on depends on who opened it.
+    pub handled_exception: bool,
+    /// Its callback threw (an `uncaught-exception` op) and returned: nothing
+    /// of it runs any more, only its close can follow.
     pub threw: bool,
 }
 
 impl<S: AsyncIdStack> InternalCallbackScope<S> {
+    /// A bare `InternalCallbackScope` that Node opens itself (the main
+    /// script's, `RunTimers`'): no `TryCatch` of its own marks it failed.
+    pub fn is_bare(&self) -> bool {
+        self.main_script || self.run_timers
+    }
+
     /// The constructor: `PushAsyncCallbackScope`; if JS cannot run, mark
     /// failed and push nothing; else the store's `push_async_context`
     /// ([`AsyncIdStack::enter_scope`]) and `EmitBefore` unless hooks are
@@ -63,22 +76,22 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
             skip_task_queues: flags.skip_task_queues,
             failed: false,
             pushed_ids: false,
+            serial: env.heap.next_scope,
             entered: S::Entered::default(),
             trampoline: None,
             main_script: false,
+            run_timers: false,
+            handled_exception: false,
             threw: false,
         };
         env.async_callback_scope_depth += 1;
+        env.heap.live_scopes.insert(scope.serial);
+        env.heap.next_scope += 1;
         if env.stopping() {
             scope.failed = true;
             return Ok(scope);
         }
-        scope.entered = S::enter_scope(
-            &mut env.async_hooks,
-            async_context,
-            resource,
-            &env.reset_globals,
-        )?;
+        scope.entered = S::enter_scope(&mut env.async_hooks, async_context, resource, &env.heap)?;
         scope.pushed_ids = true;
         if async_context.async_id != 0 && !scope.skip_hooks {
             env.async_wrap_emit_before(async_context.async_id);
@@ -106,7 +119,8 @@ impl<S: AsyncIdStack> Environment<S> {
             skip_task_queues: false,
         };
         let view = ResourceView::Resource(resource);
-        let mut scope = InternalCallbackScope::open(self, context, NativeSlot::Local(view), flags)?;
+        let slot = self.heap.local_of_next_scope(view);
+        let mut scope = InternalCallbackScope::open(self, context, slot, flags)?;
         scope.kind = ScopeKind::MakeCallback;
         if !scope.failed && use_trampoline {
             scope.trampoline = Some(Trampoline { resource: view });
@@ -143,8 +157,44 @@ impl<S: AsyncIdStack> Environment<S> {
             self.async_hooks.js_execution_async_resources.pop();
             self.async_hooks.cost.resource_writes += 1;
         }
+        self.destroy_scope(scope)
+    }
+
+    /// `napi_close_callback_scope` (`src/node_api.cc`): `delete` a
+    /// `node::CallbackScope` that is not the innermost native scope; only a
+    /// counter (`open_callback_scopes`) is checked. Its destructor runs
+    /// `Close` as for any scope, which pops whatever entry is on top.
+    pub(crate) fn close_outer(&mut self, outer: u32) -> Result<(), Halt> {
+        let natives: Vec<usize> = (self.frames.iter().enumerate())
+            .filter(|(_, f)| matches!(f, Frame::Native(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let Some(&index) = natives.iter().rev().nth(outer as usize) else {
+            return super::impossible(format!(
+                "close-outer {outer}: only {} native scopes are open",
+                natives.len()
+            ));
+        };
+        let Frame::Native(scope) = &self.frames[index] else {
+            unreachable!("index points at a native frame")
+        };
+        if scope.is_bare() || scope.kind != ScopeKind::CallbackScope {
+            return super::impossible(format!(
+                "close-outer {outer}: that is {}, and only a node::CallbackScope that an addon opened is deleted out of order",
+                self.frames[index].describe()
+            ));
+        }
+        let Frame::Native(scope) = self.frames.remove(index) else {
+            unreachable!("index points at a native frame")
+        };
+        self.destroy_scope(scope)
+    }
+
+    /// `~InternalCallbackScope`: `Close()`, then `PopAsyncCallbackScope`.
+    fn destroy_scope(&mut self, mut scope: InternalCallbackScope<S>) -> Result<(), Halt> {
         let result = self.internal_callback_scope_close(&mut scope);
         self.async_callback_scope_depth -= 1;
+        self.heap.live_scopes.remove(&scope.serial);
         Ok(result?)
     }
 

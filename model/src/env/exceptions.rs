@@ -1,7 +1,7 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
 use super::{AsyncIdStack, Died, Environment, Frame};
-use crate::vocab::{Observation, ResourceView};
+use crate::vocab::{Observation, ResourceView, ScopeKind};
 
 impl<S: AsyncIdStack> Environment<S> {
     /// The handler C++ calls for an uncaught exception: clear the default
@@ -9,20 +9,23 @@ impl<S: AsyncIdStack> Environment<S> {
     /// id and an init hook of type Immediate), then run `after` for every
     /// entry (`emitAfter(executionAsyncId())`, or `popAsyncContext(0)` for id
     /// 0) while `hasAsyncIdStack()` when after hooks exist, then
-    /// `clearAsyncIdStack()`. The scope whose callback threw is marked failed
-    /// (the `TryCatch` of `node::CallbackScope` caught it, or
-    /// `InternalMakeCallback` saw the empty result); the main script's bare
-    /// `InternalCallbackScope` is not.
+    /// `clearAsyncIdStack()`. Whether the scope is marked failed, and whether
+    /// JS goes on in it, depends on who opened it (below).
     pub(crate) fn on_global_uncaught_exception(&mut self, handled: bool) -> Result<(), Died> {
         self.async_hooks.async_id_fields.k_default_trigger_async_id = -1;
         if !handled {
             return Err(Died(Observation::Exit(1)));
         }
         if let Some(Frame::Native(scope)) = self.frames.last_mut() {
-            scope.threw = true;
-            if !scope.main_script {
-                scope.failed = true;
-            }
+            // Who marks the scope failed, and whether its JS goes on, is the
+            // entry point's: the main script's body stops (bare scope, not
+            // failed); `InternalMakeCallback` sees the empty result, marks it
+            // failed and returns; `node::CallbackScope`'s `TryCatch` marks it
+            // failed at destruction, and the addon may call JS again before;
+            // `RunTimers` loops on (bare scope, not failed).
+            scope.handled_exception = true;
+            scope.threw = scope.main_script || scope.kind == ScopeKind::MakeCallback;
+            scope.failed = !scope.is_bare();
         }
         // `require('timers').setImmediate(noop)`: the Immediate takes an id
         // (`initAsyncResource`, lib/internal/timers.js).

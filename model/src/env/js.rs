@@ -91,7 +91,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// the store's lookup ([`AsyncIdStack::execution_async_resource`]).
     pub(crate) fn execution_async_resource(&mut self) -> ResourceView {
         self.async_hooks.fields.k_uses_execution_async_resource = 1;
-        S::execution_async_resource(&mut self.async_hooks, &self.reset_globals)
+        S::execution_async_resource(&mut self.async_hooks, &self.heap)
     }
 
     /// `getDefaultTriggerAsyncId()`: the default trigger id if set (>= 0),

@@ -24,14 +24,13 @@ pub mod stop;
 pub mod ticks;
 
 use crate::vocab::{
-    AsyncContext, Cost, Holder, NativeResource, Observation, Op, OpError, ResourceId, ResourceView,
-    Runtime, ScopeFlags, ScopeKind,
+    AsyncContext, Cost, Holder, NativeResource, Observation, Op, OpError, ResourceView, Runtime,
+    ScopeFlags, ScopeKind,
 };
 pub use async_hooks::AsyncHooks;
 pub use async_id_stack::AsyncIdStack;
 use callback_scope::InternalCallbackScope;
 use hooks::Hooks;
-use std::collections::BTreeSet;
 use ticks::TickQueue;
 
 /// The process died: the terminal observation that says how.
@@ -83,8 +82,8 @@ pub struct Environment<S: AsyncIdStack> {
     pub frames: Vec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
     pub async_callback_scope_depth: u32,
-    /// Resources held as Globals that were reset.
-    pub reset_globals: BTreeSet<ResourceId>,
+    /// What resource pointers read through: reset Globals, open scopes.
+    pub heap: resources::Heap,
     /// `Environment::is_stopping()`; also `!can_call_into_js()`.
     pub is_stopping: bool,
     /// `env->destroy_async_id_list()`: ids queued for the destroy hooks.
@@ -93,6 +92,9 @@ pub struct Environment<S: AsyncIdStack> {
     pub exited: bool,
     /// Ops applied so far.
     pub ops_applied: u64,
+    /// An op other than a header op (`no-force-async-hooks-checks`,
+    /// `entry-module`) has run.
+    pub program_started: bool,
     out: Vec<Observation>,
     /// cfg(loom): where [`Environment::stopping`] reads the stop flag.
     #[cfg(loom)]
@@ -144,11 +146,12 @@ impl<S: AsyncIdStack> Environment<S> {
             ticks: TickQueue::default(),
             frames: Vec::new(),
             async_callback_scope_depth: 0,
-            reset_globals: BTreeSet::new(),
+            heap: resources::Heap::default(),
             is_stopping: false,
             destroy_async_id_list: Vec::new(),
             exited: false,
             ops_applied: 0,
+            program_started: false,
             out: Vec::new(),
             #[cfg(loom)]
             stop_probe: stop::StopProbe::default(),
@@ -159,7 +162,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 async_id: 1,
                 trigger_async_id: 0,
             },
-            resources::NativeSlot::Local(ResourceView::Main),
+            resources::NativeSlot::Local(ResourceView::Main, 0),
             ScopeFlags {
                 skip_async_hooks: true,
                 skip_task_queues: false,
@@ -228,20 +231,45 @@ impl<S: AsyncIdStack> Environment<S> {
                     "`{op}`: the innermost callback threw (uncaught-exception), so nothing of it runs any more; close it first"
                 ));
             }
-            if scope.main_script && matches!(op, Op::CloseScope { threw: true }) {
+            if scope.is_bare() && matches!(op, Op::CloseScope { threw: true }) {
                 return impossible(
-                    "close threw: the main script's scope is a bare InternalCallbackScope that nothing marks failed; write `close`",
+                    "close threw: the main script's and RunTimers' scopes are bare InternalCallbackScopes that nothing marks failed; write `close`",
                 );
             }
         }
+        let header = matches!(op, Op::NoForceAsyncHooksChecks | Op::EntryModule);
+        if header && self.program_started {
+            return impossible(format!(
+                "{op} describes how the process starts: only before every other op"
+            ));
+        }
         match op {
             Op::NoForceAsyncHooksChecks => {
-                if self.ops_applied > 0 {
-                    return impossible("no-force-async-hooks-checks is a command-line option: only as the first op");
+                if self.async_hooks.fields.k_check == 0 {
+                    return impossible("no-force-async-hooks-checks is given once");
                 }
                 self.async_hooks.fields.k_check -= 1;
                 Ok(())
             }
+            Op::EntryModule => self.enter_module(),
+            Op::TimersScope => {
+                if self.async_callback_scope_depth > 0 {
+                    return impossible("timers-scope: RunTimers runs from the event loop, when no native scope is open (close the main script's first)");
+                }
+                let context = AsyncContext {
+                    async_id: 0,
+                    trigger_async_id: 0,
+                };
+                let process = self.heap.local_of_next_scope(ResourceView::Process);
+                let scope =
+                    InternalCallbackScope::open(self, context, process, ScopeFlags::default())?;
+                self.frames.push(Frame::Native(InternalCallbackScope {
+                    run_timers: true,
+                    ..scope
+                }));
+                Ok(())
+            }
+            Op::CloseOuter { outer } => self.close_outer(*outer),
             Op::OpenScope {
                 kind,
                 context,
@@ -257,7 +285,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 None => impossible("close: no native scope is open"),
             },
             Op::ResetGlobal(r) => {
-                self.reset_globals.insert(*r);
+                self.heap.reset_globals.insert(*r);
                 Ok(())
             }
             Op::CreateHook { hook, callbacks } => {
@@ -427,6 +455,26 @@ impl<S: AsyncIdStack> Environment<S> {
         }
     }
 
+    /// `entry-module`: `StartExecution` opened the main-script scope and the
+    /// ES module loader runs the module body in the microtask checkpoint of
+    /// that scope's `Close`, after its `pop_async_context(1)`: the frame
+    /// stays (depth 1), its context is gone, and its close does the rest of
+    /// `Close` (the `kTotals` CHECK, the ticks).
+    fn enter_module(&mut self) -> Result<(), Halt> {
+        let Some(Frame::Native(main)) = self.frames.first() else {
+            return impossible("entry-module: the main-script scope is not open");
+        };
+        if !main.pushed_ids || self.frames.len() != 1 {
+            return impossible("entry-module is given once, before every other op");
+        }
+        let (async_id, entered) = (main.async_context.async_id, main.entered);
+        S::leave_scope(&mut self.async_hooks, async_id, entered)?;
+        if let Some(Frame::Native(main)) = self.frames.first_mut() {
+            main.pushed_ids = false;
+        }
+        Ok(())
+    }
+
     fn open_scope(
         &mut self,
         kind: ScopeKind,
@@ -435,7 +483,9 @@ impl<S: AsyncIdStack> Environment<S> {
         flags: ScopeFlags,
     ) -> Result<(), Halt> {
         let slot = match resource.holder {
-            Holder::Local => resources::NativeSlot::Local(ResourceView::Resource(resource.id)),
+            Holder::Local => self
+                .heap
+                .local_of_next_scope(ResourceView::Resource(resource.id)),
             Holder::Global => resources::NativeSlot::Global(resource.id),
         };
         match kind {
@@ -467,6 +517,8 @@ impl<S: AsyncIdStack> Runtime for Environment<S> {
         match result {
             Ok(()) => {
                 self.ops_applied += 1;
+                self.program_started |=
+                    !matches!(op, Op::NoForceAsyncHooksChecks | Op::EntryModule);
                 Ok(std::mem::take(&mut self.out))
             }
             Err(Halt::Died(Died(terminal))) => {

@@ -4,23 +4,53 @@
 use crate::vocab::{ResourceId, ResourceView};
 use std::collections::BTreeSet;
 
+/// The serial number of an `InternalCallbackScope`, in the order they opened
+/// (the main script's is 0).
+pub type ScopeSerial = u32;
+
 /// One entry of `native_execution_async_resources_`: on Node's main branch a
 /// `std::variant<Local<Object>*, Global<Object>*>`, read when asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NativeSlot {
-    /// A `Local<Object>*`: the object it pointed to when pushed.
-    Local(ResourceView),
-    /// A `Global<Object>*`: empty once the Global is reset.
+    /// A `Local<Object>*` into the storage of the scope with this serial
+    /// (`node::CallbackScope::resource_storage_`, `InternalMakeCallback`'s
+    /// argument): the object it points to while that scope is open, freed
+    /// memory after.
+    Local(ResourceView, ScopeSerial),
+    /// A `Global<Object>*` that the caller keeps alive: empty once reset.
     Global(ResourceId),
+}
+
+/// What dereferencing a resource pointer depends on: the Globals reset so
+/// far, and which scopes are still open (whose storage a `Local<Object>*`
+/// may point into).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Heap {
+    /// Resources held as Globals that were reset.
+    pub reset_globals: BTreeSet<ResourceId>,
+    /// The scopes not yet destroyed.
+    pub live_scopes: BTreeSet<ScopeSerial>,
+    /// The serial the next scope to open gets.
+    pub next_scope: ScopeSerial,
+}
+
+impl Heap {
+    /// A `Local<Object>*` into the storage of the scope about to open.
+    pub fn local_of_next_scope(&self, view: ResourceView) -> NativeSlot {
+        NativeSlot::Local(view, self.next_scope)
+    }
 }
 
 impl NativeSlot {
     /// Dereference the pointer as `AsyncHooks::native_execution_async_resource`
-    /// does; a reset Global is an empty handle, which JS sees as `undefined`.
-    pub fn read(&self, reset_globals: &BTreeSet<ResourceId>) -> ResourceView {
+    /// does: a reset Global is an empty handle, which JS sees as `undefined`;
+    /// a `Local<Object>*` into a scope that has returned reads freed memory,
+    /// which is [`ResourceView::Unspecified`].
+    pub fn read(&self, heap: &Heap) -> ResourceView {
         match self {
-            NativeSlot::Local(view) => *view,
-            NativeSlot::Global(id) if reset_globals.contains(id) => ResourceView::Undefined,
+            NativeSlot::Local(view, owner) if heap.live_scopes.contains(owner) => *view,
+            NativeSlot::Local(..) => ResourceView::Unspecified,
+            NativeSlot::Global(id) if heap.reset_globals.contains(id) => ResourceView::Undefined,
             NativeSlot::Global(id) => ResourceView::Resource(*id),
         }
     }

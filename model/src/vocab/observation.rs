@@ -20,6 +20,12 @@ pub enum ResourceView {
     Immediate(AsyncId),
     /// `topLevelResource` (`lib/internal/async_hooks.js`): the stack is empty.
     TopLevel,
+    /// The `process` object (`Environment::RunTimers` gives it to its scope).
+    Process,
+    /// Unspecified: Node reads a native entry through a pointer into a scope
+    /// that has returned (freed memory). Any answer is Node's; the lockstep
+    /// and the conformance comparisons accept any answer here.
+    Unspecified,
     /// `undefined`: a JS entry without a resource, a native entry whose
     /// resource is gone, or a reset Global.
     Undefined,
@@ -111,7 +117,50 @@ pub enum Observation {
     Exit(i32),
 }
 
+impl ResourceView {
+    /// Whether `got` is an answer Node may give where the model says `self`:
+    /// the same, or anything where the model says [`ResourceView::Unspecified`].
+    pub fn admits(&self, got: &ResourceView) -> bool {
+        *self == ResourceView::Unspecified || self == got
+    }
+}
+
 impl Observation {
+    /// Whether `got` is an answer Node may give where the model observes
+    /// `self`: the same observation, or the same one with any resource where
+    /// the model's resource is [`ResourceView::Unspecified`].
+    pub fn admits(&self, got: &Observation) -> bool {
+        match (self, got) {
+            (Observation::ExecutionAsyncResource(a), Observation::ExecutionAsyncResource(b)) => {
+                a.admits(b)
+            }
+            (
+                Observation::Tick {
+                    resource: Some(a),
+                    async_id,
+                    execution_async_id,
+                    trigger_async_id,
+                },
+                Observation::Tick {
+                    resource: Some(b),
+                    async_id: async_id_b,
+                    execution_async_id: execution_b,
+                    trigger_async_id: trigger_b,
+                },
+            ) => {
+                (async_id, execution_async_id, trigger_async_id)
+                    == (async_id_b, execution_b, trigger_b)
+                    && a.admits(b)
+            }
+            _ => self == got,
+        }
+    }
+
+    /// [`Observation::admits`] for every observation of an op, in order.
+    pub fn admits_all(expected: &[Observation], got: &[Observation]) -> bool {
+        expected.len() == got.len() && expected.iter().zip(got).all(|(e, g)| e.admits(g))
+    }
+
     /// Whether the process ended with this observation.
     pub fn is_terminal(&self) -> bool {
         matches!(
@@ -129,6 +178,8 @@ impl fmt::Display for ResourceView {
             ResourceView::TickObject(id) => write!(f, "tick:{id}"),
             ResourceView::Immediate(id) => write!(f, "immediate:{id}"),
             ResourceView::TopLevel => f.write_str("topLevelResource"),
+            ResourceView::Process => f.write_str("process"),
+            ResourceView::Unspecified => f.write_str("unspecified"),
             ResourceView::Undefined => f.write_str("undefined"),
         }
     }

@@ -100,9 +100,13 @@ impl HookCallbacks {
 /// innermost frame, and must name its kind.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Op {
-    /// `--no-force-async-hooks-checks` (`AsyncHooks::no_force_checks`): only
-    /// as the first op of a trace.
+    /// `--no-force-async-hooks-checks` (`AsyncHooks::no_force_checks`): a
+    /// header op, before any other op but `entry-module`.
     NoForceAsyncHooksChecks,
+    /// The main entry point is an ES module: its body runs in the microtask
+    /// checkpoint of the main-script scope's `Close`, after the pop, so at
+    /// (0, 0) on an empty stack. A header op, like `no-force-async-hooks-checks`.
+    EntryModule,
     /// Open a native scope (`InternalCallbackScope` constructor, or
     /// `InternalMakeCallback` up to the call of the callback).
     OpenScope {
@@ -121,6 +125,18 @@ pub enum Op {
         /// The callback threw: `after` and the queues are skipped.
         threw: bool,
     },
+    /// `napi_close_callback_scope` (`src/node_api.cc`) on an open
+    /// `node::CallbackScope` that is not the innermost native scope: it
+    /// deletes the heap-allocated scope, whose destructor runs
+    /// `InternalCallbackScope::Close`. `outer` native scopes are inside it.
+    CloseOuter {
+        /// How many open native scopes are inside the one closed (at least 1).
+        outer: u32,
+    },
+    /// `Environment::RunTimers` (`src/env.cc`) opens its scope, a bare
+    /// `InternalCallbackScope(env, process, {0, 0})`, around a loop of calls
+    /// with a verbose `TryCatch`: JS goes on in it after a handled exception.
+    TimersScope,
     /// `Global<Object>::Reset()` on a resource held as a Global.
     ResetGlobal(ResourceId),
     /// `async_hooks.createHook(callbacks)`: not enabled yet.
@@ -215,9 +231,12 @@ pub enum Op {
 /// Every kind of op, for coverage tables: the name used in traces.
 pub const OP_KINDS: &[&str] = &[
     "no-force-async-hooks-checks",
+    "entry-module",
     "callback-scope",
     "make-callback",
+    "timers-scope",
     "close",
+    "close-outer",
     "reset-global",
     "create-hook",
     "enable-hook",
@@ -247,6 +266,7 @@ impl Op {
     pub fn kind(&self) -> &'static str {
         match self {
             Op::NoForceAsyncHooksChecks => "no-force-async-hooks-checks",
+            Op::EntryModule => "entry-module",
             Op::OpenScope {
                 kind: ScopeKind::CallbackScope,
                 ..
@@ -255,7 +275,9 @@ impl Op {
                 kind: ScopeKind::MakeCallback,
                 ..
             } => "make-callback",
+            Op::TimersScope => "timers-scope",
             Op::CloseScope { .. } => "close",
+            Op::CloseOuter { .. } => "close-outer",
             Op::ResetGlobal(_) => "reset-global",
             Op::CreateHook { .. } => "create-hook",
             Op::EnableHook(_) => "enable-hook",
@@ -286,16 +308,20 @@ impl Op {
         matches!(
             self,
             Op::OpenScope { .. }
+                | Op::TimersScope
                 | Op::EnterRunInAsyncScope { .. }
                 | Op::EnterDefaultTriggerScope { .. }
         )
     }
 
-    /// Whether the op ends the innermost frame.
+    /// Whether the op ends a frame (the innermost one, but for `close-outer`).
     pub fn closes_frame(&self) -> bool {
         matches!(
             self,
-            Op::CloseScope { .. } | Op::ExitRunInAsyncScope | Op::ExitDefaultTriggerScope
+            Op::CloseScope { .. }
+                | Op::CloseOuter { .. }
+                | Op::ExitRunInAsyncScope
+                | Op::ExitDefaultTriggerScope
         )
     }
 }
@@ -375,6 +401,7 @@ impl fmt::Display for Op {
                     write!(f, "{k}")
                 }
             }
+            Op::CloseOuter { outer } => write!(f, "{k} {outer}"),
             Op::ResetGlobal(r) => write!(f, "{k} {r}"),
             Op::CreateHook { hook, callbacks } => write!(f, "{k} {hook} {callbacks}"),
             Op::EnableHook(h) | Op::DisableHook(h) => write!(f, "{k} {h}"),
@@ -419,6 +446,8 @@ impl fmt::Display for Op {
                 write!(f, "{k} {}", if *handled { "handled" } else { "unhandled" })
             }
             Op::NoForceAsyncHooksChecks
+            | Op::EntryModule
+            | Op::TimersScope
             | Op::ExitRunInAsyncScope
             | Op::ExitDefaultTriggerScope
             | Op::TickCallback

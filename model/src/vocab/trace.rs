@@ -406,6 +406,18 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
     let kind = head.text;
     let op = match kind {
         "no-force-async-hooks-checks" => Op::NoForceAsyncHooksChecks,
+        "entry-module" => Op::EntryModule,
+        "timers-scope" => Op::TimersScope,
+        "close-outer" => {
+            const WHAT: &str = "how many native scopes are inside the one closed (1 or more)";
+            let n = t.expect(WHAT)?;
+            match n.text.parse::<u32>() {
+                Ok(outer) if outer >= 1 && n.text.bytes().all(|b| b.is_ascii_digit()) => {
+                    Op::CloseOuter { outer }
+                }
+                _ => return Err(t.unexpected(n, WHAT)),
+            }
+        }
         "callback-scope" | "make-callback" => parse_open_scope(&mut t, kind)?,
         "close" => Op::CloseScope {
             threw: t
