@@ -3,9 +3,9 @@
 //! writers of the stack that know about them.
 
 use crate::mutant::Decisions;
-use model::env::resources::{Heap, NativeSlot};
+use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncHooks, AsyncIdStack, Died};
-use model::vocab::{AsyncId, ResourceView};
+use model::vocab::{AsyncContext, AsyncId, ResourceView};
 
 /// One lazy scope in the chain: the pair it swapped out, its resource
 /// pointer, and where it sits among the stack entries.
@@ -19,6 +19,8 @@ pub struct LazyScope {
     pub resource: NativeSlot,
     /// `kStackLength` when it was linked: it sits above that many stack entries.
     pub stack_position: u32,
+    /// The scope it belongs to (an intrusive chain keeps the link inside it).
+    pub owner: ScopeSerial,
 }
 
 /// The lazy store: what the pull request adds to `AsyncHooks`.
@@ -78,10 +80,11 @@ fn drop_stale_native_resources(ah: &mut LazyHooks, depth: usize) {
 /// the eager depth (decision 17) stay.
 pub fn link_lazy_scope(
     ah: &mut LazyHooks,
-    async_id: AsyncId,
-    trigger_async_id: AsyncId,
+    context: AsyncContext,
     resource: NativeSlot,
+    owner: ScopeSerial,
 ) -> Result<(), Died> {
+    let (async_id, trigger_async_id) = (context.async_id, context.trigger_async_id);
     let decisions = ah.store.decisions;
     if decisions.checks_ids_on_lazy_path() {
         ah.check_async_ids(async_id, trigger_async_id)?;
@@ -101,6 +104,7 @@ pub fn link_lazy_scope(
         saved,
         resource,
         stack_position: ah.fields.k_stack_length,
+        owner,
     });
     ah.store.k_lazy_scopes += 1;
     ah.cost.chain_writes += 1;

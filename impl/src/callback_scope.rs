@@ -4,7 +4,7 @@
 
 use crate::async_hooks::{self, LazyHooks, LazyStack};
 use model::env::fields::Fields;
-use model::env::resources::{Heap, NativeSlot};
+use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncIdStack, Died};
 use model::vocab::{AsyncContext, AsyncId};
 
@@ -32,6 +32,7 @@ pub fn enter_scope(
     ah: &mut LazyHooks,
     context: AsyncContext,
     resource: NativeSlot,
+    serial: ScopeSerial,
     heap: &Heap,
 ) -> Result<Path, Died> {
     let decisions = ah.store.decisions;
@@ -42,27 +43,39 @@ pub fn enter_scope(
     let resource = if decisions.reads_global_when_asked() {
         resource
     } else {
-        NativeSlot::Local(resource.read(heap), heap.next_scope - 1)
+        NativeSlot::Local(resource.read(heap), serial)
     };
-    async_hooks::link_lazy_scope(ah, context.async_id, context.trigger_async_id, resource)?;
+    async_hooks::link_lazy_scope(ah, context, resource, serial)?;
     Ok(Path::Lazy)
 }
 
 /// `Close`'s pop: whatever entry is innermost (decision 4), through the
 /// lazy-aware `pop_async_context`.
-pub fn leave_scope(ah: &mut LazyHooks, async_id: AsyncId, entered: Path) -> Result<(), Died> {
+pub fn leave_scope(
+    ah: &mut LazyHooks,
+    async_id: AsyncId,
+    entered: Path,
+    serial: ScopeSerial,
+) -> Result<(), Died> {
     if entered == Path::Lazy && !ah.store.decisions.close_pops_innermost() {
-        return restore_own_pair(ah, async_id);
+        return restore_own_pair(ah, async_id, serial);
     }
     LazyStack::pop_async_context(ah, async_id).map(drop)
 }
 
-/// The close a scope-local design would write (the mutant
-/// `lazy-close-restores-own`): check, then unlink the innermost lazy scope
-/// and restore its pair, whatever entry is innermost.
-fn restore_own_pair(ah: &mut LazyHooks, async_id: AsyncId) -> Result<(), Died> {
+/// The close the pull request's text describes ("puts the saved pair back on
+/// close"; the mutant `lazy-close-restores-own`): check, then unlink the
+/// scope's own link, from wherever it is in the chain, and restore the pair
+/// it saved, whatever entry is innermost.
+fn restore_own_pair(
+    ah: &mut LazyHooks,
+    async_id: AsyncId,
+    serial: ScopeSerial,
+) -> Result<(), Died> {
     ah.check_corrupted_stack(async_id)?;
-    if let Some(lazy) = ah.store.lazy_scopes.pop() {
+    let chain = &mut ah.store.lazy_scopes;
+    if let Some(at) = chain.iter().rposition(|link| link.owner == serial) {
+        let lazy = chain.remove(at);
         ah.store.k_lazy_scopes -= 1;
         (
             ah.async_id_fields.k_execution_async_id,

@@ -22,7 +22,7 @@ pub use callback_scope::{can_be_lazy, Path};
 
 use async_hooks::LazyHooks;
 use js::eager_depth_or_stack_length;
-use model::env::resources::{Heap, NativeSlot};
+use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncIdStack, Died, Environment};
 use model::vocab::{AsyncContext, AsyncId, ResourceView};
 
@@ -67,13 +67,19 @@ impl AsyncIdStack for LazyStack {
         ah: &mut LazyHooks,
         context: AsyncContext,
         resource: NativeSlot,
+        serial: ScopeSerial,
         heap: &Heap,
     ) -> Result<Path, Died> {
-        callback_scope::enter_scope(ah, context, resource, heap)
+        callback_scope::enter_scope(ah, context, resource, serial, heap)
     }
 
-    fn leave_scope(ah: &mut LazyHooks, async_id: AsyncId, entered: Path) -> Result<(), Died> {
-        callback_scope::leave_scope(ah, async_id, entered)
+    fn leave_scope(
+        ah: &mut LazyHooks,
+        async_id: AsyncId,
+        entered: Path,
+        serial: ScopeSerial,
+    ) -> Result<(), Died> {
+        callback_scope::leave_scope(ah, async_id, entered, serial)
     }
 
     fn checks_outermost_close(ah: &LazyHooks, entered: Path) -> bool {

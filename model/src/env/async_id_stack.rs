@@ -9,7 +9,7 @@
 //! the places the pull request changes, each beside the decision it takes.
 
 use super::async_hooks::AsyncHooks;
-use super::resources::{Heap, NativeSlot};
+use super::resources::{Heap, NativeSlot, ScopeSerial};
 use super::Died;
 use crate::vocab::{AsyncContext, AsyncId, ResourceView};
 use std::fmt::Debug;
@@ -52,26 +52,29 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
 
     /// The `InternalCallbackScope` constructor's
     /// `async_hooks->push_async_context(async_id, trigger_async_id, resource)`
-    /// (`src/api/callback.cc`). `heap` is what a resource
-    /// pointer is read through.
+    /// (`src/api/callback.cc`) for the scope `serial`. `heap` is what a
+    /// resource pointer is read through.
     fn enter_scope(
         ah: &mut AsyncHooks<Self>,
         context: AsyncContext,
         resource: NativeSlot,
+        serial: ScopeSerial,
         heap: &Heap,
     ) -> Result<Self::Entered, Died> {
-        let _ = heap;
+        let _ = (serial, heap);
         ah.push_async_context(context.async_id, context.trigger_async_id, Some(resource))?;
         Ok(Self::Entered::default())
     }
 
-    /// `InternalCallbackScope::Close`'s `pop_async_context(async_context_.async_id)`.
+    /// `InternalCallbackScope::Close`'s `pop_async_context(async_context_.async_id)`
+    /// for the scope `serial`.
     fn leave_scope(
         ah: &mut AsyncHooks<Self>,
         async_id: AsyncId,
         entered: Self::Entered,
+        serial: ScopeSerial,
     ) -> Result<(), Died> {
-        let _ = entered;
+        let _ = (entered, serial);
         Self::pop_async_context(ah, async_id).map(drop)
     }
 

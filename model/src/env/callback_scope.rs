@@ -91,7 +91,13 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
             scope.failed = true;
             return Ok(scope);
         }
-        scope.entered = S::enter_scope(&mut env.async_hooks, async_context, resource, &env.heap)?;
+        scope.entered = S::enter_scope(
+            &mut env.async_hooks,
+            async_context,
+            resource,
+            scope.serial,
+            &env.heap,
+        )?;
         scope.pushed_ids = true;
         if async_context.async_id != 0 && !scope.skip_hooks {
             env.async_wrap_emit_before(async_context.async_id);
@@ -213,7 +219,7 @@ impl<S: AsyncIdStack> Environment<S> {
             self.async_wrap_emit_after(async_id);
         }
         if scope.pushed_ids {
-            S::leave_scope(&mut self.async_hooks, async_id, scope.entered)?;
+            S::leave_scope(&mut self.async_hooks, async_id, scope.entered, scope.serial)?;
         }
         if scope.failed {
             return Ok(());

@@ -467,8 +467,8 @@ impl<S: AsyncIdStack> Environment<S> {
         if !main.pushed_ids || self.frames.len() != 1 {
             return impossible("entry-module is given once, before every other op");
         }
-        let (async_id, entered) = (main.async_context.async_id, main.entered);
-        S::leave_scope(&mut self.async_hooks, async_id, entered)?;
+        let (async_id, entered, serial) = (main.async_context.async_id, main.entered, main.serial);
+        S::leave_scope(&mut self.async_hooks, async_id, entered, serial)?;
         if let Some(Frame::Native(main)) = self.frames.first_mut() {
             main.pushed_ids = false;
         }
