@@ -6,10 +6,10 @@
 
 use super::input::load_trace;
 use super::CliError;
-use crate::conform::{ConformError, Harness, NodeSelection, Verdict};
+use crate::conform::{Harness, NodeSelection, Verdict};
 use clap::Args;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `scopecheck conform`.
 #[derive(Debug, Args)]
@@ -52,15 +52,6 @@ fn harness(args: &ConformArgs) -> Result<Harness, CliError> {
     built.map_err(|e| CliError::Verdict(format!("conformance cannot run: {e}")))
 }
 
-/// Why a scenario did not run, in a few words: the kind of refusal.
-fn not_run_reason(e: &ConformError) -> String {
-    match e {
-        ConformError::Unsupported(u) => format!("the binary cannot express it: {u}"),
-        ConformError::ModelRejected { .. } => format!("not a Node program: {e}"),
-        other => format!("error: {other}"),
-    }
-}
-
 fn report(out: &mut dyn Write, name: &str, v: &Verdict) -> std::io::Result<bool> {
     let ok = v.is_equal() || v.is_explained();
     writeln!(out, "{name}: {v}")?;
@@ -87,63 +78,21 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
         };
     }
     if args.scenarios {
-        let dir = PathBuf::from("tests/scenarios");
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|source| CliError::Read {
-                file: dir.clone(),
-                source,
-            })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        let report = harness
+            .conform_scenarios(Path::new("tests/scenarios"), keep)
+            .map_err(|e| CliError::Verdict(e.to_string()))?;
+        write!(out, "{report}")?;
+        let bad: Vec<String> = report
+            .mismatched()
+            .iter()
+            .chain(report.errors().iter().map(|(p, _)| p))
+            .map(|p| p.display().to_string())
             .collect();
-        paths.sort();
-        let mut bad = Vec::new();
-        let mut equal = 0usize;
-        let mut documented = 0usize;
-        let mut not_run = Vec::new();
-        for p in &paths {
-            let trace = load_trace(p)?;
-            let dir = keep.map(|k| {
-                k.join(
-                    p.file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                )
-            });
-            match harness.conform_trace(&trace.ops(), dir.as_deref()) {
-                Ok(v) => {
-                    if v.is_equal() {
-                        equal += 1;
-                    } else if v.is_explained() {
-                        documented += 1;
-                    }
-                    if !report(out, &p.display().to_string(), &v)? {
-                        bad.push(p.display().to_string());
-                    }
-                }
-                Err(e) => {
-                    let reason = not_run_reason(&e);
-                    writeln!(out, "{}: NOT RUN: {reason}", p.display())?;
-                    not_run.push((p.display().to_string(), reason));
-                }
-            }
-        }
-        writeln!(
-            out,
-            "scenarios: {} in all; {} run: {equal} equal, {documented} with documented differences only, {} mismatched; {} not run",
-            paths.len(),
-            paths.len() - not_run.len(),
-            bad.len(),
-            not_run.len()
-        )?;
-        for (name, reason) in &not_run {
-            writeln!(out, "  not run: {name}: {reason}")?;
-        }
         return if bad.is_empty() {
             Ok(())
         } else {
             Err(CliError::Verdict(format!(
-                "node and the model disagree on {}",
+                "node and the model disagree on, or could not run, {}",
                 bad.join(", ")
             )))
         };

@@ -11,6 +11,7 @@
 
 use super::harness::Capabilities;
 use super::translate::Checker;
+use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{
     AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op,
@@ -217,15 +218,24 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
                 async_id: st.pick_id(rng, env),
                 trigger_async_id: st.pick_trigger(rng, env),
             },
-            resource: NativeResource {
-                id: resource(rng),
+            resource: {
+                let id = resource(rng);
                 // Only a binary with Global<Object>* scopes draws here, so
-                // that v20's traces stay what they were for each seed.
-                holder: if kind == 3 && caps.global_callback_scope && rng.chance(30) {
-                    Holder::Global
-                } else {
-                    Holder::Local
-                },
+                // that v20's traces stay what they were for each seed. A
+                // Global already reset is mostly avoided: Node 26 aborts on
+                // it (docs/conformance.md, N1), which ends the trace.
+                let global = kind == 3
+                    && caps.global_callback_scope
+                    && rng.chance(30)
+                    && (!env.reset_globals.contains(&id) || rng.chance(10));
+                NativeResource {
+                    id,
+                    holder: if global {
+                        Holder::Global
+                    } else {
+                        Holder::Local
+                    },
+                }
             },
             flags: ScopeFlags::default(),
         },
@@ -284,7 +294,24 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
             handled: rng.chance(85),
         },
         22 => Op::ClearAsyncIdStack,
-        23 => Op::ResetGlobal(resource(rng)),
+        23 => {
+            // Mostly a Global an open scope holds (what the reset is for).
+            let held: Vec<ResourceId> = env
+                .frames
+                .iter()
+                .filter_map(|f| match f {
+                    Frame::Native(scope) => match scope.resource {
+                        NativeSlot::Global(id) => Some(id),
+                        NativeSlot::Local(_) => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            match rng.pick(&held) {
+                Some(id) if rng.chance(80) => Op::ResetGlobal(id),
+                _ => Op::ResetGlobal(resource(rng)),
+            }
+        }
         _ => Op::ExecutionAsyncId,
     }
 }

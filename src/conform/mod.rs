@@ -16,10 +16,12 @@ pub mod generate;
 pub mod harness;
 pub mod known;
 pub mod observe;
+pub mod scenarios;
 pub mod translate;
 
 pub use harness::{Capabilities, Harness, NodeSelection};
 pub use observe::NodeObservation;
+pub use scenarios::ScenarioReport;
 pub use translate::Unsupported;
 
 use model::vocab::{trace, AsyncId, Observation, Op, OpError, Runtime, OP_KINDS};
@@ -354,7 +356,7 @@ impl Harness {
             .and_then(|m| known::classify(&run.ops, m));
         // Go on past documented mismatches that leave both sides in the same
         // state; stop at one after which they differ (later differences are
-        // its consequences).
+        // its consequences), or at which node died.
         let mut unexplained = None;
         for m in &mismatches {
             match known::classify(&run.ops, m) {
@@ -362,7 +364,7 @@ impl Harness {
                     unexplained = Some(m.clone());
                     break;
                 }
-                Some(id) if known::diverges(id) => break,
+                Some(id) if known::diverges(id) || m.node.iter().any(|o| o.is_terminal()) => break,
                 Some(_) => {}
             }
         }
