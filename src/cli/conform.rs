@@ -33,6 +33,11 @@ pub struct ConformArgs {
     /// (default: PREFIX/include/node, PREFIX being the binary's `../..`).
     #[arg(long, value_name = "DIR")]
     pub headers: Option<PathBuf>,
+    /// Generate and translate as for a binary without Global<Object>*
+    /// callback scopes, even if this one has them: the random traces are
+    /// then the ones v20 gets for the same seed.
+    #[arg(long)]
+    pub local_resources_only: bool,
     /// Run this one trace file instead of random traces.
     pub file: Option<PathBuf>,
 }
@@ -61,7 +66,10 @@ fn report(out: &mut dyn Write, name: &str, v: &Verdict) -> std::io::Result<bool>
 /// Run `scopecheck conform`.
 pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let keep = args.keep.as_deref();
-    let harness = harness(args)?;
+    let mut harness = harness(args)?;
+    if args.local_resources_only {
+        harness.capabilities.global_callback_scope = false;
+    }
     writeln!(out, "against {}", harness.describe())?;
     if let Some(file) = &args.file {
         let trace = load_trace(file)?;

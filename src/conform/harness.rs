@@ -51,7 +51,9 @@ pub struct Harness {
     pub node_version: String,
     /// The `include/node` directory the addon was built against.
     pub headers: PathBuf,
-    /// What the binary's public API offers (see [`Capabilities`]).
+    /// What the binary's public API offers (see [`Capabilities`]); the
+    /// translation and the generator use only these (a caller may turn one
+    /// off, to run the traces of a binary without it).
     pub capabilities: Capabilities,
     /// The built `addon.node`.
     pub addon: PathBuf,
@@ -290,7 +292,7 @@ impl Harness {
     pub fn describe(&self) -> String {
         let node = std::fs::canonicalize(&self.node).unwrap_or_else(|_| self.node.clone());
         format!(
-            "node {} ({}; addon built against {}; Global<Object>* callback scopes: {})",
+            "node {} ({}; addon built against {}; traces with Global<Object>* resources: {})",
             self.node_version,
             node.display(),
             self.headers.display(),

@@ -66,9 +66,7 @@ pub fn classify(ops: &[Op], m: &Mismatch) -> Option<&'static str> {
             m.node.as_slice(),
             [NodeObservation::Death(d)] if d == EMPTY_GLOBAL_CHECK
         );
-        let reset_before = ops[..m.ops.start]
-            .iter()
-            .any(|op| *op == Op::ResetGlobal(*id));
+        let reset_before = ops[..m.ops.start].contains(&Op::ResetGlobal(*id));
         if aborted && reset_before {
             return Some("N1");
         }
