@@ -477,3 +477,60 @@ fn build_addon(
     // it is atomic, either copy is the same.
     std::fs::rename(&tmp, target).map_err(|e| io_err(&format!("rename to {}", target.display()), e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_defines_are_numbers_only() {
+        let text = "#if defined(NODE_EMBEDDER_MODULE_VERSION)\n\
+                    #define NODE_MODULE_VERSION NODE_EMBEDDER_MODULE_VERSION\n\
+                    #else\n#define NODE_MODULE_VERSION 147\n#endif\n\
+                    #define NODE_MAJOR_VERSION 26\n#define NODE_MAJOR_VERSIONS 9\n";
+        assert_eq!(
+            header_define(text, "NODE_MODULE_VERSION").as_deref(),
+            Some("147")
+        );
+        assert_eq!(
+            header_define(text, "NODE_MAJOR_VERSION").as_deref(),
+            Some("26")
+        );
+        assert_eq!(header_define(text, "NODE_MINOR_VERSION"), None);
+    }
+
+    #[test]
+    fn the_cxx_standard_comes_from_common_gypi() {
+        let dir = std::env::temp_dir().join(format!("scopecheck-gypi-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        // As Node 26's: an MSVC flag first, then the gcc one.
+        let gypi = "'AdditionalOptions': [ '-std:c++20' ],\n'cflags_cc': [ '-fno-rtti', '-std=gnu++20' ],\n'-qxclang=-std=c++14',";
+        let _ = std::fs::write(dir.join("common.gypi"), gypi);
+        assert_eq!(cxx_standard(&dir), "-std=gnu++20");
+        let _ = std::fs::remove_file(dir.join("common.gypi"));
+        assert_eq!(cxx_standard(&dir), "-std=gnu++17", "no common.gypi: v20's");
+        let _ = std::fs::remove_dir(&dir);
+    }
+
+    #[test]
+    fn headers_must_be_the_binarys_own() {
+        let dir = std::env::temp_dir().join(format!("scopecheck-hdr-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(
+            dir.join("node_version.h"),
+            "#define NODE_MAJOR_VERSION 20\n#define NODE_MINOR_VERSION 20\n#define NODE_PATCH_VERSION 2\n#define NODE_MODULE_VERSION 115\n",
+        );
+        let node = Path::new("/x/bin/node");
+        assert!(check_headers(&dir, node, "v20.20.2", "115").is_ok());
+        match check_headers(&dir, node, "v26.12.1", "147") {
+            Err(ConformError::Headers(e)) => assert!(e.contains("v20.20.2"), "{e}"),
+            other => panic!("expected a header mismatch, got {other:?}"),
+        }
+        // --headers must name a directory with node.h.
+        assert!(matches!(
+            header_dir(node, Some(&dir)),
+            Err(ConformError::Headers(_))
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

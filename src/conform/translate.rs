@@ -769,6 +769,57 @@ mod tests {
     }
 
     #[test]
+    fn global_scopes_and_resets_on_a_binary_that_has_them() {
+        let global = |id: u32| Op::OpenScope {
+            kind: ScopeKind::CallbackScope,
+            context: AsyncContext {
+                async_id: 5,
+                trigger_async_id: 1,
+            },
+            resource: NativeResource {
+                id: ResourceId(id),
+                holder: Holder::Global,
+            },
+            flags: ScopeFlags::default(),
+        };
+        let ops = vec![
+            global(3),
+            Op::ResetGlobal(ResourceId(3)),
+            Op::CloseScope { threw: false },
+            Op::CloseScope { threw: false },
+            Op::ResetGlobal(ResourceId(4)),
+        ];
+        let caps = Capabilities {
+            global_callback_scope: true,
+        };
+        let p = match translate(&ops, &[], Path::new("/x/addon.node"), caps) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(p
+            .source
+            .contains("addon.globalCallbackScope(I(5), I(1), R(3), function () {"));
+        assert!(p.source.contains("addon.resetGlobal(3);"));
+        // The close passes the Global's key after the marker index.
+        assert!(p.source.contains("}, 2, 3); // close"));
+        // After the main script, from the event loop.
+        assert!(p.source.contains("addon.resetGlobal(4);"));
+        assert_eq!(p.group_starts, vec![0, 1, 2, 3, 4]);
+        // Without the capability (v20): both refused, with the reason.
+        let err = |ops: &[Op]| check(ops).err().map(|u| u.reason);
+        assert!(err(&ops[..1]).is_some_and(|r| r.contains("Local<Object> only")));
+        assert!(err(&[Op::ResetGlobal(ResourceId(1))]).is_some_and(|r| r.contains("reset-global")));
+        // A make-callback never takes a Global.
+        let mut mc = global(1);
+        if let Op::OpenScope { kind, .. } = &mut mc {
+            *kind = ScopeKind::MakeCallback;
+        }
+        assert!(check_with(&[mc], caps)
+            .err()
+            .is_some_and(|u| u.reason.contains("make-callback")));
+    }
+
+    #[test]
     fn refusals() {
         let refused = |ops: &[Op]| check(ops).err().map(|u| u.index);
         assert_eq!(refused(&[Op::Stop]), Some(0));
