@@ -33,7 +33,7 @@ pub fn diverges(id: &str) -> bool {
 pub const KNOWN: &[Known] = &[
     Known {
         id: "M3",
-        title: "executionAsyncResource() reads a native stack entry whose scope has returned (a wrong pop left it): Node reads a dangling Local (v20: garbage; v26: mostly a crash), the model the object",
+        title: "executionAsyncResource() reads a native stack entry whose scope has returned (a wrong pop left it): Node reads a dangling Local (v20: garbage; v26: garbage or, often, a crash), the model the object",
         diverges: false,
     },
     Known {
