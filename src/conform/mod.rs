@@ -16,10 +16,12 @@ pub mod generate;
 pub mod harness;
 pub mod known;
 pub mod observe;
+pub mod scenarios;
 pub mod translate;
 
-pub use harness::Harness;
+pub use harness::{Capabilities, Harness, NodeSelection};
 pub use observe::NodeObservation;
+pub use scenarios::ScenarioReport;
 pub use translate::Unsupported;
 
 use model::vocab::{trace, AsyncId, Observation, Op, OpError, ResourceView, Runtime, OP_KINDS};
@@ -39,7 +41,9 @@ pub enum ConformError {
         /// What to install.
         hint: String,
     },
-    /// The addon did not compile.
+    /// The C++ headers are missing, or are not the node binary's own.
+    Headers(String),
+    /// The addon did not compile, or the binary could not load it.
     Build(String),
     /// Writing or running files failed.
     Io(String),
@@ -65,6 +69,7 @@ impl fmt::Display for ConformError {
             ConformError::MissingTool { tool, hint } => {
                 write!(f, "conformance needs `{tool}`: {hint}")
             }
+            ConformError::Headers(e) => write!(f, "conformance needs node's own C++ headers: {e}"),
             ConformError::Build(e) => write!(f, "building the conformance addon failed: {e}"),
             ConformError::Io(e) => write!(f, "conformance I/O: {e}"),
             ConformError::ModelRejected { index, op, error } => {
@@ -276,21 +281,29 @@ fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
 
 /// Every group where the two sides differ, in order.
 /// Whether node's observations are ones the model allows: the same, or
-/// anything (even outside the shared vocabulary) where the model says a
-/// resource is unspecified (a read of freed memory in Node).
+/// anything where the model says a resource is unspecified (a read of freed
+/// memory in Node): a value outside the shared vocabulary, or the process
+/// dying there (then nothing after it is compared).
 fn admits_all(expected: &[&Observation], seen: &[NodeObservation]) -> bool {
-    expected.len() == seen.len()
-        && expected.iter().zip(seen).all(|(e, s)| match s {
-            NodeObservation::Known(got) => e.admits(got),
-            NodeObservation::Other(_) => matches!(
-                e,
-                Observation::ExecutionAsyncResource(ResourceView::Unspecified)
-                    | Observation::Tick {
-                        resource: Some(ResourceView::Unspecified),
-                        ..
-                    }
-            ),
-        })
+    let died_at = seen
+        .iter()
+        .position(|s| matches!(s, NodeObservation::Death(_)));
+    let compared = died_at.map_or(seen.len(), |d| d + 1);
+    (expected.len() == seen.len() || died_at.is_some_and(|d| d < expected.len()))
+        && expected
+            .iter()
+            .zip(&seen[..compared])
+            .all(|(e, s)| match s {
+                NodeObservation::Known(got) => e.admits(got),
+                NodeObservation::Other(_) | NodeObservation::Death(_) => matches!(
+                    e,
+                    Observation::ExecutionAsyncResource(ResourceView::Unspecified)
+                        | Observation::Tick {
+                            resource: Some(ResourceView::Unspecified),
+                            ..
+                        }
+                ),
+            })
 }
 
 fn compare(
@@ -319,6 +332,10 @@ fn compare(
                 model: model[start..end].iter().flatten().cloned().collect(),
                 node: seen,
             });
+        } else if seen.iter().any(NodeObservation::is_terminal) {
+            // Node ended here as the model allows (at an unspecified read):
+            // nothing after it ran.
+            break;
         }
     }
     // A marker of an op the translation did not mark would be a harness bug.
@@ -337,7 +354,7 @@ impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
         let run = run_model(ops)?;
-        let program = translate::translate(&run.ops, &run.assigned, &self.addon)
+        let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
             .map_err(ConformError::Unsupported)?;
         let node_run = self.run(&program.source, &program.node_args, keep)?;
         let output = observe::read(&node_run);
@@ -364,7 +381,7 @@ impl Harness {
             .and_then(|m| known::classify(&run.ops, m));
         // Go on past documented mismatches that leave both sides in the same
         // state; stop at one after which they differ (later differences are
-        // its consequences).
+        // its consequences), or at which node died.
         let mut unexplained = None;
         for m in &mismatches {
             match known::classify(&run.ops, m) {
@@ -372,7 +389,7 @@ impl Harness {
                     unexplained = Some(m.clone());
                     break;
                 }
-                Some(id) if known::diverges(id) => break,
+                Some(id) if known::diverges(id) || m.node.iter().any(|o| o.is_terminal()) => break,
                 Some(_) => {}
             }
         }
@@ -410,7 +427,11 @@ impl Harness {
                 (
                     case,
                     case_seed,
-                    generate::generate(case_seed, generate::DEFAULT_MAX_OPS),
+                    generate::generate_with(
+                        case_seed,
+                        generate::DEFAULT_MAX_OPS,
+                        self.capabilities,
+                    ),
                 )
             })
             .collect();
@@ -486,6 +507,15 @@ impl Harness {
         }
         summary
     }
+}
+
+/// Where the library functions and the command line build the addon and
+/// write programs: `$SCOPECHECK_CONFORM_DIR`, else `<temp dir>/scopecheck-conform`
+/// (one subdirectory per node version).
+pub fn default_build_dir() -> std::path::PathBuf {
+    std::env::var_os("SCOPECHECK_CONFORM_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("scopecheck-conform"))
 }
 
 /// Run `ops` on the eager model and on the node binary and compare them.
