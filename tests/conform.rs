@@ -535,63 +535,38 @@ fn v20_cannot_run_global_resources() {
     }
 }
 
-/// Traces that show a documented mismatch (docs/conformance.md): not
-/// asserted equal. The test asserts that each is either equal (the model
-/// was fixed: move it to `AGREE`) or differs exactly as documented.
-const KNOWN_MISMATCH_TRACES: &[(&str, &str)] = &[(
-    "M3",
-    "
+/// The traces of the two differences documented before the model learned
+/// them (docs/conformance.md): M3, a read through a dangling native entry,
+/// which the model answers `unspecified` and so admits whatever node does
+/// (v20: garbage; Node 26: garbage or a crash); N1, Node 26's CHECK on a
+/// scope opened on an empty Global, which the model now fails too.
+const M3_TRACE: &str = "
 callback-scope 5 1 R1
   emit-before 5 5 R2
 close
 execution-async-resource
-",
-)];
-
-fn known_traces_differ_only_as_documented(h: &Harness, traces: &[(&str, &str)]) {
-    for (id, text) in traces {
-        let v = run(h, id, text);
-        if v.is_equal() {
-            println!(
-                "{id}: now equal on node {}: the model was fixed; move the trace to AGREE",
-                h.node_version
-            );
-            continue;
-        }
-        assert!(v.is_explained(), "{id} on node {}: {v}", h.node_version);
-        assert_eq!(v.known, Some(*id), "{id} on node {}: {v}", h.node_version);
-    }
-}
-
-#[test]
-fn known_mismatch_traces_differ_only_as_documented() {
-    known_traces_differ_only_as_documented(harness(), KNOWN_MISMATCH_TRACES);
-}
-
-/// Documented Node 26 differences (docs/conformance.md, "Node 26").
-const KNOWN_V26_TRACES: &[(&str, &str)] = &[(
-    "N1",
-    "
+";
+const N1_TRACE: &str = "
 reset-global R3
 callback-scope 8 1 global R3
   execution-async-resource
 close
-",
-)];
+";
 
 #[test]
-fn v26_known_mismatch_traces_differ_only_as_documented() {
-    if let Some(h) = v26("v26_known_mismatch_traces_differ_only_as_documented") {
-        // M3 is undefined behaviour on both; on Node 26 the read usually
-        // kills the process (a SIGSEGV or V8's `Check failed:
-        // IsJSReceiver(obj)`), which the classification accepts as well.
-        known_traces_differ_only_as_documented(h, KNOWN_MISMATCH_TRACES);
-        known_traces_differ_only_as_documented(h, KNOWN_V26_TRACES);
-        let v = run(h, "N1", KNOWN_V26_TRACES[0].1);
-        assert_eq!(
-            v.end, "<died: CHECK failed: !(ptr != nullptr) || (!ptr->IsEmpty())>",
-            "{v}"
-        );
+fn a_read_through_a_dangling_entry_is_unspecified() {
+    let v = run(harness(), "M3", M3_TRACE);
+    assert!(v.is_equal(), "{v}");
+}
+
+#[test]
+fn v26_unspecified_read_and_empty_global_check() {
+    if let Some(h) = v26("v26_unspecified_read_and_empty_global_check") {
+        let v = run(h, "M3", M3_TRACE);
+        assert!(v.is_equal(), "{v}");
+        let v = run(h, "N1", N1_TRACE);
+        assert!(v.is_equal(), "{v}");
+        assert_eq!(v.end, "CHECK failed: GlobalResourceNotEmpty; abort", "{v}");
     }
 }
 
@@ -715,7 +690,12 @@ fn scenarios(h: &Harness, refusals: &[&str]) -> scopecheck::conform::ScenarioRep
 fn scenarios_run_or_say_why_not() {
     let report = scenarios(
         harness(),
-        &["Local<Object> only", "InternalCallbackScope flags", "stop:"],
+        &[
+            "Local<Object> only",
+            "no Global<Object> resource holder",
+            "InternalCallbackScope flags",
+            "stop:",
+        ],
     );
     assert!(report.run() >= 20, "{report}");
     assert_eq!(report.documented(), 0, "{report}");
@@ -726,12 +706,13 @@ fn v26_scenarios_run_or_say_why_not() {
     if let Some(h) = v26("v26_scenarios_run_or_say_why_not") {
         let report = scenarios(h, &["InternalCallbackScope flags", "stop:"]);
         assert!(report.run() >= 24, "{report}");
-        // global-resource-reset.trace ends with N1.
-        let n1 = report.results.iter().any(|(p, o)| {
-            p.ends_with("global-resource-reset.trace")
-                && matches!(o, scopecheck::conform::scenarios::Outcome::Ran(v) if v.known == Some("N1"))
+        // global-empty-at-open.trace ends with the CHECK on the empty Global.
+        let empty = report.results.iter().any(|(p, o)| {
+            p.ends_with("global-empty-at-open.trace")
+                && matches!(o, scopecheck::conform::scenarios::Outcome::Ran(v) if v.is_equal())
         });
-        assert!(n1, "{report}");
+        assert!(empty, "{report}");
+        assert_eq!(report.documented(), 0, "{report}");
     }
 }
 

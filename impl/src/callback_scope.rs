@@ -37,8 +37,12 @@ pub fn enter_scope(
 ) -> Result<Path, Died> {
     let decisions = ah.store.decisions;
     if !decisions.takes_lazy_path(&ah.fields) {
+        ah.check_resource(&resource, heap)?;
         ah.push_async_context(context.async_id, context.trigger_async_id, Some(resource))?;
         return Ok(Path::Pushed);
+    }
+    if decisions.checks_ids_on_lazy_path() {
+        ah.check_resource(&resource, heap)?;
     }
     let resource = if decisions.reads_global_when_asked() {
         resource

@@ -40,7 +40,8 @@ pub enum Mutant {
     /// A lazy scope's close restores its own saved pair and unlinks itself,
     /// whatever entry is innermost.
     LazyCloseRestoresOwn,
-    /// The lazy path skips `CHECK_GE(async_id, -1)`.
+    /// The lazy path skips `push_async_context`'s CHECKs (`CHECK_GE(async_id,
+    /// -1)`, the non-empty Global).
     LazySkipsIdCheck,
     /// The MakeCallback trampoline writes its resource at `kStackLength - 1`.
     TrampolineIndexByStackLength,
@@ -146,7 +147,8 @@ decisions! {
     close_pops_innermost => LazyCloseRestoresOwn;
     /// 5: the corrupted-stack check runs when the innermost entry is lazy.
     pop_checks_lazy_entry => LazyPopSkipsCheck;
-    /// 6: `CHECK_GE(id, -1)` runs on the lazy path too.
+    /// 6: `push_async_context`'s CHECKs (`CHECK_GE(id, -1)`, a non-empty
+    /// Global) run on the lazy path too.
     checks_ids_on_lazy_path => LazySkipsIdCheck;
     /// 7: JS `popAsyncContext` sees the chain while `kLazyScopes != 0`.
     js_pop_sees_chain => JsPopIgnoresLazy;

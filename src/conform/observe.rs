@@ -186,8 +186,12 @@ fn corrupted(stderr: &str) -> Option<(AsyncId, AsyncId)> {
     Some((actual.trim().parse().ok()?, expected.trim().parse().ok()?))
 }
 
-/// The `CHECK`s of the vocabulary, by the assertion text v20 prints.
+/// The `CHECK`s of the vocabulary, by the assertion text node prints.
 const CHECKS: &[(&str, FailedCheck)] = &[
+    (
+        "!(ptr != nullptr) || (!ptr->IsEmpty())",
+        FailedCheck::GlobalResourceNotEmpty,
+    ),
     ("(async_id) >= (-1)", FailedCheck::AsyncIdAtLeastMinusOne),
     (
         "(trigger_async_id) >= (-1)",
@@ -428,14 +432,14 @@ mod tests {
     fn deaths_outside_the_vocabulary_are_named() {
         let check = read(&run(
             "{\"k\":\"start\"}\n{\"op\":0}\n",
-            "  #  Assertion failed: !(ptr != nullptr) || (!ptr->IsEmpty())\n",
+            "  #  Assertion failed: (env->context_frame()) != (nullptr)\n",
             None,
             Some(6),
         ));
         assert_eq!(
             check.groups[&0],
             vec![NodeObservation::Death(
-                "CHECK failed: !(ptr != nullptr) || (!ptr->IsEmpty())".to_string()
+                "CHECK failed: (env->context_frame()) != (nullptr)".to_string()
             )]
         );
         let v8 = read(&run(

@@ -86,6 +86,18 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
         Ok(())
     }
 
+    /// The resource check at the start of `push_async_context` (Node 26,
+    /// `src/env.cc`): `CHECK_IMPLIES(ptr != nullptr, !ptr->IsEmpty())` on a
+    /// `Global<Object>*`, whatever `kCheck` is.
+    pub fn check_resource(&self, resource: &NativeSlot, heap: &Heap) -> Result<(), Died> {
+        match resource {
+            NativeSlot::Global(id) if heap.reset_globals.contains(id) => Err(Died(
+                Observation::CheckFailed(FailedCheck::GlobalResourceNotEmpty),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Save the current pair at `async_ids_stack_[kStackLength]` and install
     /// the new one (the body shared by the C++ and the JS push).
     pub fn save_and_install(&mut self, async_id: AsyncId, trigger_async_id: AsyncId) {

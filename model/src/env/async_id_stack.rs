@@ -61,7 +61,8 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
         serial: ScopeSerial,
         heap: &Heap,
     ) -> Result<Self::Entered, Died> {
-        let _ = (serial, heap);
+        let _ = serial;
+        ah.check_resource(&resource, heap)?;
         ah.push_async_context(context.async_id, context.trigger_async_id, Some(resource))?;
         Ok(Self::Entered::default())
     }

@@ -65,6 +65,10 @@ pub enum FailedCheck {
     AsyncIdAtLeastMinusOne,
     /// `CHECK_GE(trigger_async_id, -1)`, same place.
     TriggerAsyncIdAtLeastMinusOne,
+    /// `CHECK_IMPLIES(ptr != nullptr, !ptr->IsEmpty())` at the start of
+    /// `AsyncHooks::push_async_context` on Node 26 (`src/env.cc`): a scope
+    /// opened on a `Global<Object>*` that is already empty. Not gated by `kCheck`.
+    GlobalResourceNotEmpty,
 }
 
 /// Everything an op lets a program see.
