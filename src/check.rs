@@ -105,7 +105,7 @@ impl Default for CheckConfig {
         CheckConfig {
             cases: 100_000,
             seed: 66511,
-            max_len: 80,
+            max_len: 120,
             mutant: None,
             refinement: true,
             shard: Shard::default(),

@@ -141,34 +141,40 @@ impl Kind {
         Kind::Stop,
     ];
 
-    /// The base weight of the kind in a uniform mix (the old generator's).
+    /// The base weight of the kind in a uniform mix. Tuned by measuring the
+    /// share of cases that reach each situation of `src/coverage.rs` (the
+    /// JS frame ends and `emit-after` high, so that a `runInAsyncScope`
+    /// often ends with only lazy scopes left; `execution-async-resource`
+    /// low, since one call makes every later scope eager;
+    /// `no-force-async-hooks-checks` high, since cases without the checks
+    /// live longer): `docs/performance.md`, "Reach".
     const fn base_weight(self) -> u32 {
         match self {
-            Kind::NoForce => 2,
+            Kind::NoForce => 8,
             Kind::CallbackScope => 4,
             Kind::MakeCallback => 3,
             Kind::Close => 6,
             Kind::CloseThrew => 1,
             Kind::ResetGlobal => 1,
-            Kind::CreateHook => 2,
-            Kind::EnableHook => 3,
-            Kind::DisableHook => 2,
+            Kind::CreateHook => 3,
+            Kind::EnableHook => 4,
+            Kind::DisableHook => 6,
             Kind::EmitInit => 1,
             Kind::EmitBefore => 4,
-            Kind::EmitAfter => 4,
+            Kind::EmitAfter => 6,
             Kind::EmitDestroy => 1,
-            Kind::RunInAsyncScope => 3,
-            Kind::EndRunInAsyncScope => 6,
+            Kind::RunInAsyncScope => 5,
+            Kind::EndRunInAsyncScope => 12,
             Kind::DefaultTriggerScope => 1,
             Kind::EndDefaultTriggerScope => 6,
             Kind::NextTick => 2,
             Kind::TickCallback => 1,
             Kind::ExecutionAsyncId => 2,
             Kind::TriggerAsyncId => 1,
-            Kind::ExecutionAsyncResource => 4,
+            Kind::ExecutionAsyncResource => 2,
             Kind::DefaultTriggerAsyncId => 1,
             Kind::NewAsyncId => 1,
-            Kind::UncaughtException => 1,
+            Kind::UncaughtException => 2,
             Kind::ClearAsyncIdStack => 1,
             Kind::Stop => 1,
         }
@@ -200,29 +206,31 @@ impl Kind {
     }
 }
 
-/// What one case draws before its first op (swarm testing): which kinds it
-/// uses and how often, how long it is, how deep it builds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Swarm {
-    /// Weight of each [`Kind`] (0: this case never uses it).
+/// Most phases a case is split into.
+pub const MAX_PHASES: usize = 5;
+
+/// One phase of a case: the kinds it uses and how often, and how deep it
+/// builds the stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// The op (index in the case) at which the phase ends.
+    pub until: usize,
+    /// Weight of each [`Kind`] (0: this phase never draws it).
     pub weights: [u32; KINDS],
-    /// Ops to draw (the case stops earlier if the process ends).
-    pub len: usize,
-    /// Nesting (eager stack entries plus open frames) to build before the
-    /// unwinding kinds are drawn; 0 for none.
+    /// Nesting (eager stack entries plus open frames) to build up to at the
+    /// start of the phase: until it is reached, the kinds that deepen are
+    /// favoured and those that unwind are not drawn; 0 for none.
     pub target_depth: usize,
-    /// Out of 8: how often an id argument is the "expected" one (the current
-    /// id for `emit-after`, an open scope's ids elsewhere) rather than any.
-    pub id_care: u32,
 }
 
-impl Swarm {
-    /// The swarm of a case: each kind kept with probability 2/3 (the ones a
-    /// case cannot do without always), its weight scaled by 1, 2 or 4.
-    /// Every other case is a uniform mix of every kind (the old generator's
-    /// distribution), so that no combination depends on the swarm alone.
-    pub fn draw(rng: &mut ChaCha8Rng, max_len: usize) -> Swarm {
-        let max_len = max_len.max(1);
+impl Phase {
+    /// A phase ending at `until`: a uniform mix of every kind (one phase in
+    /// three), or a random half of the kinds (the ends of JS frames always
+    /// kept: a case whose frames cannot end cannot do much else once one is
+    /// open), each weight scaled by 1, 2, 4 or 8; one phase in three builds
+    /// a stack 4 to 80 deep first (past 16 pairs, and past 48 when lazy
+    /// scopes made the stack grow early).
+    fn draw(rng: &mut ChaCha8Rng, until: usize) -> Phase {
         let mut weights = [0u32; KINDS];
         let uniform = rng.random_ratio(1, 3);
         for kind in Kind::ALL {
@@ -230,35 +238,78 @@ impl Swarm {
             weights[kind as usize] = if uniform {
                 base
             } else {
-                // Ends of JS frames always stay: a case whose frames cannot
-                // end cannot do much else once one is open.
                 let kept = matches!(
                     kind,
                     Kind::EndRunInAsyncScope | Kind::EndDefaultTriggerScope
-                ) || rng.random_ratio(2, 3);
+                ) || rng.random_ratio(1, 2);
                 if kept {
-                    base << rng.random_range(0..3)
+                    base << rng.random_range(0..4)
                 } else {
                     0
                 }
             };
         }
-        // Most cases run their whole length: deep stacks need long ones.
+        let target_depth = if rng.random_ratio(1, 3) {
+            rng.random_range(4..=80)
+        } else {
+            0
+        };
+        Phase {
+            until,
+            weights,
+            target_depth,
+        }
+    }
+}
+
+/// What one case draws before its first op (swarm testing): how long it is,
+/// and its phases, each with its own mix of op kinds. A case in phases can
+/// set something up in one (create and enable hooks, open eager scopes) and
+/// use it in another (disable them, open lazy scopes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Swarm {
+    /// Ops to draw (the case stops earlier if the process ends).
+    pub len: usize,
+    /// The phases, in order; only the first `phase_count` are used.
+    pub phases: [Phase; MAX_PHASES],
+    /// How many phases the case has (1..=[`MAX_PHASES`]).
+    pub phase_count: usize,
+    /// Out of 8: how often an id argument is the "expected" one (the current
+    /// id for `emit-after`) rather than any.
+    pub id_care: u32,
+}
+
+impl Swarm {
+    /// The swarm of a case: its length (most cases run to `max_len`: deep
+    /// stacks need long ones), 1 to 5 phases of random lengths, each drawn
+    /// by [`Phase::draw`].
+    pub fn draw(rng: &mut ChaCha8Rng, max_len: usize) -> Swarm {
+        let max_len = max_len.max(1);
         let len = if rng.random_ratio(2, 3) {
             max_len
         } else {
             rng.random_range(1..=max_len)
         };
-        let target_depth = if rng.random_ratio(1, 3) {
-            rng.random_range(4..=24)
-        } else {
-            0
-        };
+        let phase_count = rng.random_range(1..=MAX_PHASES);
+        // Phase ends at random points; the last phase ends with the case.
+        let mut ends = [len; MAX_PHASES];
+        for end in ends.iter_mut().take(phase_count - 1) {
+            *end = rng.random_range(0..=len);
+        }
+        ends[..phase_count].sort_unstable();
+        let mut phases = [Phase {
+            until: len,
+            weights: [0; KINDS],
+            target_depth: 0,
+        }; MAX_PHASES];
+        for (phase, end) in phases.iter_mut().zip(ends).take(phase_count) {
+            *phase = Phase::draw(rng, end);
+        }
         Swarm {
-            weights,
             len,
-            target_depth,
-            id_care: rng.random_range(4..=8),
+            phases,
+            phase_count,
+            id_care: rng.random_range(6..=8),
         }
     }
 }
@@ -273,6 +324,9 @@ pub struct CaseGen {
     rng: ChaCha8Rng,
     swarm: Swarm,
     drawn: usize,
+    phase: usize,
+    /// The current phase has reached its target depth (or has none).
+    built: bool,
 }
 
 impl CaseGen {
@@ -281,10 +335,13 @@ impl CaseGen {
     pub fn new(seed: u64, case: u64, max_len: usize) -> CaseGen {
         let mut rng = case_rng(seed, case);
         let swarm = Swarm::draw(&mut rng, max_len);
+        let built = swarm.phases[0].target_depth == 0;
         CaseGen {
             rng,
             swarm,
             drawn: 0,
+            phase: 0,
+            built,
         }
     }
 
@@ -299,6 +356,12 @@ impl CaseGen {
     pub fn next_op(&mut self, eager: &Eager) -> Option<Op> {
         if self.drawn >= self.swarm.len || eager.exited {
             return None;
+        }
+        while self.phase + 1 < self.swarm.phase_count
+            && self.drawn >= self.swarm.phases[self.phase].until
+        {
+            self.phase += 1;
+            self.built = self.swarm.phases[self.phase].target_depth == 0;
         }
         self.drawn += 1;
         Some(self.draw(eager))
@@ -318,7 +381,11 @@ impl CaseGen {
         }
         let native_innermost = matches!(innermost, Some(Frame::Native(_)));
         let main_innermost = matches!(innermost, Some(Frame::Native(s)) if s.main_script);
-        let building = self.swarm.target_depth > 0 && nesting(eager) < self.swarm.target_depth;
+        let phase = &self.swarm.phases[self.phase];
+        if !self.built && nesting(eager) >= phase.target_depth {
+            self.built = true;
+        }
+        let building = !self.built;
         let created = eager.hooks.created.len() as u32;
         let mut weights = [0u32; KINDS];
         let mut total = 0u32;
@@ -341,10 +408,10 @@ impl CaseGen {
             if !allowed {
                 continue;
             }
-            let mut w = self.swarm.weights[kind as usize];
+            let mut w = phase.weights[kind as usize];
             if building {
                 if kind.deepens() {
-                    w *= 4;
+                    w *= 8;
                 } else if kind.unwinds() {
                     w = 0;
                 }
@@ -408,8 +475,23 @@ impl CaseGen {
         }
     }
 
-    fn hook(&mut self, eager: &Eager) -> HookId {
+    /// A created hook; mostly one that is `enabled` (for a disable) or not
+    /// (for an enable), so that hooks go on and off.
+    fn hook(&mut self, eager: &Eager, enabled: bool) -> HookId {
         let created = &eager.hooks.created;
+        let active = &eager.hooks.active;
+        let fitting = created
+            .keys()
+            .filter(|h| active.contains(h) == enabled)
+            .count();
+        if fitting > 0 && self.rng.random_ratio(3, 4) {
+            let n = self.rng.random_range(0..fitting);
+            return *created
+                .keys()
+                .filter(|h| active.contains(h) == enabled)
+                .nth(n)
+                .expect("n < fitting");
+        }
         let n = self.rng.random_range(0..created.len());
         *created.keys().nth(n).expect("n < created.len()")
     }
@@ -543,8 +625,8 @@ impl CaseGen {
                     callbacks: self.callbacks(),
                 }
             }
-            Kind::EnableHook => Op::EnableHook(self.hook(eager)),
-            Kind::DisableHook => Op::DisableHook(self.hook(eager)),
+            Kind::EnableHook => Op::EnableHook(self.hook(eager, false)),
+            Kind::DisableHook => Op::DisableHook(self.hook(eager, true)),
             Kind::EmitInit => Op::EmitInit {
                 async_id: self.id(eager),
                 type_name: "event".to_string(),
