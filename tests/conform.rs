@@ -1,26 +1,101 @@
-//! Conformance of the eager model against the node binary on this machine.
+//! Conformance of the eager model against the node binaries on this machine:
+//! v20 (the `node` of `$SCOPECHECK_NODE` or `PATH`, the model's oracle) and
+//! Node 26 (the release line pull request 66511 lands on).
 //!
 //! Builds the addon (tests/conformance/addon.cc) with g++ into the cargo
-//! target dir, runs hand-written traces and a seeded random batch on both
-//! sides, and asserts that they agree. Needs `node` (v20, with its headers)
-//! and `g++`: without them every test here fails, saying what to install.
+//! target dir, against each binary's own headers, runs hand-written traces,
+//! every scenario and a seeded random batch on both sides, and asserts that
+//! they agree. v20 needs `node` (with its headers) and `g++`: without them
+//! every v20 test here fails, saying what to install.
+//!
+//! Node 26 is `$SCOPECHECK_NODE26` (`.ci/run` sets it from
+//! `scripts/install-node.sh`), else the binary that script leaves in the
+//! checkout (`.node/<version>/bin/node`). With neither, each v26 test writes
+//! `SKIPPED` and why to stderr (uncaptured, so `cargo test` shows it) and
+//! returns: the tests do not download anything themselves. A
+//! `$SCOPECHECK_NODE26` that is not a Node 26 binary fails them.
 //!
 //! Traces with a documented mismatch (docs/conformance.md, "Mismatches
-//! found") are listed in `KNOWN_MISMATCH_TRACES`: the test asserts that they
-//! still differ exactly as documented, so that a fixed model shows up here.
+//! found", "Node 26") are listed in `KNOWN_MISMATCH_TRACES` and
+//! `KNOWN_V26_TRACES`: the tests assert that they still differ exactly as
+//! documented, so that a fixed model shows up here.
 
 use model::vocab::trace;
 use model::vocab::Op;
-use scopecheck::conform::{ConformError, Harness, Verdict};
-use std::path::Path;
+use scopecheck::conform::{ConformError, Harness, NodeSelection, Verdict};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+fn build_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("conform")
+}
+
+/// The v20 harness (the default binary).
 fn harness() -> &'static Harness {
     static H: OnceLock<Result<Harness, ConformError>> = OnceLock::new();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("conform");
-    match H.get_or_init(|| Harness::new(&dir)) {
+    match H.get_or_init(|| Harness::new(&build_dir())) {
         Ok(h) => h,
         Err(e) => panic!("conformance tests cannot run: {e}"),
+    }
+}
+
+/// Where scripts/install-node.sh puts its pinned node: the `VERSION=` of
+/// the script, under `$SCOPECHECK_NODE_DIR` or the checkout's `.node/`.
+fn installed_node26() -> PathBuf {
+    let script = include_str!("../scripts/install-node.sh");
+    let version = script
+        .lines()
+        .find_map(|l| l.strip_prefix("VERSION="))
+        .map(str::trim)
+        .unwrap_or("?");
+    let base = std::env::var_os("SCOPECHECK_NODE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".node"));
+    base.join(version).join("bin/node")
+}
+
+/// The Node 26 harness, or `None` (after saying so on stderr) when there is
+/// no Node 26 binary: see the module documentation.
+fn v26(test: &str) -> Option<&'static Harness> {
+    static H: OnceLock<Result<Option<Harness>, String>> = OnceLock::new();
+    let h = H.get_or_init(|| {
+        let node = match std::env::var_os("SCOPECHECK_NODE26") {
+            Some(p) => PathBuf::from(p),
+            None => {
+                let installed = installed_node26();
+                if !installed.is_file() {
+                    return Ok(None);
+                }
+                installed
+            }
+        };
+        let selection = NodeSelection {
+            node: Some(node.clone()),
+            headers: None,
+        };
+        let h = Harness::with_node(&selection, &build_dir()).map_err(|e| e.to_string())?;
+        if !h.node_version.starts_with("v26.") {
+            return Err(format!(
+                "{} is {}, not Node 26 (SCOPECHECK_NODE26 must name a v26 binary)",
+                node.display(),
+                h.node_version
+            ));
+        }
+        Ok(Some(h))
+    });
+    match h {
+        Ok(Some(h)) => Some(h),
+        Ok(None) => {
+            // Written past the test harness's capture, so that it shows.
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: SKIPPED: no Node 26 binary (set SCOPECHECK_NODE26, or run scripts/install-node.sh, which installs {})",
+                installed_node26().display()
+            );
+            None
+        }
+        Err(e) => panic!("{test}: the Node 26 conformance tests cannot run: {e}"),
     }
 }
 
@@ -31,18 +106,19 @@ fn ops(text: &str) -> Vec<Op> {
     }
 }
 
-fn run(name: &str, text: &str) -> Verdict {
-    match harness().conform_trace(&ops(text), None) {
+fn run(h: &Harness, name: &str, text: &str) -> Verdict {
+    match h.conform_trace(&ops(text), None) {
         Ok(v) => v,
-        Err(e) => panic!("{name}: {e}"),
+        Err(e) => panic!("{name} on node {}: {e}", h.node_version),
     }
 }
 
-fn assert_equal(name: &str, text: &str) -> Verdict {
-    let v = run(name, text);
+fn assert_equal(h: &Harness, name: &str, text: &str) -> Verdict {
+    let v = run(h, name, text);
     assert!(
         v.is_equal(),
-        "{name}: {v}\ntrace as run:\n{}",
+        "{name} on node {}: {v}\ntrace as run:\n{}",
+        h.node_version,
         trace::print(&v.ops)
     );
     v
@@ -107,19 +183,15 @@ fn last_observation(v: &Verdict) -> String {
         .unwrap_or_default()
 }
 
-#[test]
-fn node_test_improper_order() {
-    let v = assert_equal("test-improper-order", IMPROPER_ORDER);
+fn node_tests(h: &Harness) {
+    let v = assert_equal(h, "test-improper-order", IMPROPER_ORDER);
     assert_eq!(
         last_observation(&v),
         "Error: async hook stack has become corrupted (actual: 1, expected: 3); exit 1"
     );
     assert_eq!(v.end, last_observation(&v));
-}
 
-#[test]
-fn node_test_emit_before_on_destroyed() {
-    let v = assert_equal("test-emit-before-on-destroyed", EMIT_BEFORE_ON_DESTROYED);
+    let v = assert_equal(h, "test-emit-before-on-destroyed", EMIT_BEFORE_ON_DESTROYED);
     assert_eq!(
         last_observation(&v),
         "Error: async hook stack has become corrupted (actual: 3, expected: 1); exit 1"
@@ -127,15 +199,24 @@ fn node_test_emit_before_on_destroyed() {
     // The crash is the appended close of the main script's scope.
     assert_eq!(v.ops.len(), v.given + 1);
     assert_eq!(v.ops.last(), Some(&Op::CloseScope { threw: false }));
-}
 
-#[test]
-fn node_test_emit_after_on_destroyed() {
-    let v = assert_equal("test-emit-after-on-destroyed", EMIT_AFTER_ON_DESTROYED);
+    let v = assert_equal(h, "test-emit-after-on-destroyed", EMIT_AFTER_ON_DESTROYED);
     assert_eq!(
         last_observation(&v),
         "Error: async hook stack has become corrupted (actual: 1, expected: 3); exit 1"
     );
+}
+
+#[test]
+fn node_tests_in_op_form() {
+    node_tests(harness());
+}
+
+#[test]
+fn v26_node_tests_in_op_form() {
+    if let Some(h) = v26("v26_node_tests_in_op_form") {
+        node_tests(h);
+    }
 }
 
 /// Hand-written traces that must agree, each exercising one part of the
@@ -365,7 +446,92 @@ close
 #[test]
 fn hand_written_traces_agree() {
     for (name, text) in AGREE {
-        assert_equal(name, text);
+        assert_equal(harness(), name, text);
+    }
+}
+
+#[test]
+fn v26_hand_written_traces_agree() {
+    if let Some(h) = v26("v26_hand_written_traces_agree") {
+        for (name, text) in AGREE {
+            assert_equal(h, name, text);
+        }
+    }
+}
+
+/// Traces with resources held as `Global<Object>*` (Node 26's
+/// `node::CallbackScope(Environment*, Global<Object>*, async_context)`):
+/// they must agree on Node 26, and v20 cannot run them.
+const AGREE_GLOBAL: &[(&str, &str)] = &[
+    (
+        "a Global reset while its scope is open reads undefined; a Local of the same object does not",
+        "
+callback-scope 5 1 global R1
+  execution-async-resource
+  callback-scope 6 5 R1
+    reset-global R1
+    execution-async-resource
+  close
+  execution-async-resource
+  emit-before 7 5 R2
+    execution-async-resource
+  emit-after 7
+  execution-async-resource
+close
+execution-async-resource
+",
+    ),
+    (
+        "a Global scope under the make-callback trampoline, with hooks",
+        "
+create-hook H1 before after
+enable-hook H1
+callback-scope 9 1 global R4
+  make-callback 10 9 R5
+    execution-async-resource
+  close
+  reset-global R4
+  execution-async-resource
+  next-tick resource
+close
+",
+    ),
+    (
+        "reset-global from the event loop, between two Global scopes",
+        "
+close
+callback-scope 5 1 global R2
+  execution-async-resource
+close
+reset-global R2
+callback-scope 6 1 global R3
+  execution-async-resource
+close
+",
+    ),
+];
+
+#[test]
+fn v26_global_resources_agree() {
+    if let Some(h) = v26("v26_global_resources_agree") {
+        assert!(h.capabilities.global_callback_scope, "{}", h.describe());
+        for (name, text) in AGREE_GLOBAL {
+            assert_equal(h, name, text);
+        }
+    }
+}
+
+#[test]
+fn v20_cannot_run_global_resources() {
+    let h = harness();
+    assert!(!h.capabilities.global_callback_scope, "{}", h.describe());
+    for (name, text) in AGREE_GLOBAL {
+        match h.conform_trace(&ops(text), None) {
+            Err(ConformError::Unsupported(u)) => {
+                assert!(u.reason.contains("Global"), "{name}: {u}")
+            }
+            other => panic!("{name}: expected Unsupported, got {other:?}"),
+        }
     }
 }
 
@@ -382,56 +548,171 @@ execution-async-resource
 ",
 )];
 
-#[test]
-fn known_mismatch_traces_differ_only_as_documented() {
-    for (id, text) in KNOWN_MISMATCH_TRACES {
-        let v = run(id, text);
+fn known_traces_differ_only_as_documented(h: &Harness, traces: &[(&str, &str)]) {
+    for (id, text) in traces {
+        let v = run(h, id, text);
         if v.is_equal() {
-            println!("{id}: now equal: the model was fixed; move the trace to AGREE");
+            println!(
+                "{id}: now equal on node {}: the model was fixed; move the trace to AGREE",
+                h.node_version
+            );
             continue;
         }
-        assert!(v.is_explained(), "{id}: {v}");
-        assert_eq!(v.known, Some(*id), "{id}: {v}");
+        assert!(v.is_explained(), "{id} on node {}: {v}", h.node_version);
+        assert_eq!(v.known, Some(*id), "{id} on node {}: {v}", h.node_version);
     }
 }
 
 #[test]
-fn unsupported_ops_are_refused_with_a_reason() {
-    let cases = [
-        ("stop", "another thread"),
-        ("callback-scope 5 1 global R1", "Local<Object>"),
-        ("reset-global R1", "Global<Object>"),
-        ("callback-scope 5 1 R1 skip-hooks", "flags"),
-        ("callback-scope 5 1 R1\nclose threw", "verbose"),
-    ];
+fn known_mismatch_traces_differ_only_as_documented() {
+    known_traces_differ_only_as_documented(harness(), KNOWN_MISMATCH_TRACES);
+}
+
+/// Documented Node 26 differences (docs/conformance.md, "Node 26").
+const KNOWN_V26_TRACES: &[(&str, &str)] = &[(
+    "N1",
+    "
+reset-global R3
+callback-scope 8 1 global R3
+  execution-async-resource
+close
+",
+)];
+
+#[test]
+fn v26_known_mismatch_traces_differ_only_as_documented() {
+    if let Some(h) = v26("v26_known_mismatch_traces_differ_only_as_documented") {
+        // M3 is undefined behaviour on both; on Node 26 the read usually
+        // kills the process (a SIGSEGV or V8's `Check failed:
+        // IsJSReceiver(obj)`), which the classification accepts as well.
+        known_traces_differ_only_as_documented(h, KNOWN_MISMATCH_TRACES);
+        known_traces_differ_only_as_documented(h, KNOWN_V26_TRACES);
+        let v = run(h, "N1", KNOWN_V26_TRACES[0].1);
+        assert_eq!(
+            v.end, "<died: CHECK failed: !(ptr != nullptr) || (!ptr->IsEmpty())>",
+            "{v}"
+        );
+    }
+}
+
+fn refusals(h: &Harness, cases: &[(&str, &str)]) {
     for (text, reason) in cases {
-        match harness().conform_trace(&ops(text), None) {
+        match h.conform_trace(&ops(text), None) {
             Err(ConformError::Unsupported(u)) => {
                 assert!(u.reason.contains(reason), "{text}: {u}");
             }
             other => panic!("{text}: expected Unsupported, got {other:?}"),
         }
     }
-    // The model refuses this one itself; the translator's own reason:
-    match scopecheck::conform::translate::check(&ops("close\nexecution-async-id")) {
-        Err(u) => assert!(u.reason.contains("after the main script"), "{u}"),
-        Ok(()) => panic!("JS at depth 0 after the main script was accepted"),
-    }
-    match harness().conform_trace(&ops("end-run-in-async-scope"), None) {
+    match h.conform_trace(&ops("end-run-in-async-scope"), None) {
         Err(ConformError::ModelRejected { index: 0, .. }) => {}
         other => panic!("expected the model to reject, got {other:?}"),
     }
     // Nothing of a callback runs after it threw: the model refuses it too.
     let after_throw = "callback-scope 5 1 R1\nuncaught-exception handled\nexecution-async-id";
-    match harness().conform_trace(&ops(after_throw), None) {
+    match h.conform_trace(&ops(after_throw), None) {
         Err(ConformError::ModelRejected { index: 2, .. }) => {}
         other => panic!("expected the model to reject op 3, got {other:?}"),
     }
 }
 
 #[test]
-fn random_batch_agrees() {
-    let summary = harness().conform_random(30, 0x5c09ec4e, None);
+fn unsupported_ops_are_refused_with_a_reason() {
+    refusals(
+        harness(),
+        &[
+            ("stop", "another thread"),
+            ("callback-scope 5 1 global R1", "Local<Object>"),
+            ("reset-global R1", "Global<Object>"),
+            ("callback-scope 5 1 R1 skip-hooks", "flags"),
+            ("callback-scope 5 1 R1\nclose threw", "verbose"),
+        ],
+    );
+    // The model refuses this one itself; the translator's own reason:
+    match scopecheck::conform::translate::check(&ops("close\nexecution-async-id")) {
+        Err(u) => assert!(u.reason.contains("after the main script"), "{u}"),
+        Ok(()) => panic!("JS at depth 0 after the main script was accepted"),
+    }
+}
+
+#[test]
+fn v26_unsupported_ops_are_refused_with_a_reason() {
+    if let Some(h) = v26("v26_unsupported_ops_are_refused_with_a_reason") {
+        refusals(
+            h,
+            &[
+                ("stop", "another thread"),
+                ("callback-scope 5 1 R1 skip-hooks", "flags"),
+                ("callback-scope 5 1 R1\nclose threw", "verbose"),
+                (
+                    "callback-scope 5 1 global R1\nuncaught-exception handled\nreset-global R1",
+                    "next op must be its `close`",
+                ),
+            ],
+        );
+        // Global holders and reset-global run on Node 26.
+        let v = run(
+            h,
+            "global",
+            "callback-scope 5 1 global R1\nreset-global R1\nclose",
+        );
+        assert!(v.is_equal(), "{v}");
+    }
+}
+
+/// The scenario report counts what ran and says why the rest did not: on
+/// v20 the `global` scenarios, the InternalCallbackScope flags and `stop`;
+/// on Node 26 only the flags and `stop`.
+fn scenarios(h: &Harness, refusals: &[&str]) -> scopecheck::conform::ScenarioReport {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let report = match h.conform_scenarios(&dir, None) {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    println!("{report}");
+    assert!(report.errors().is_empty(), "{report}");
+    assert!(report.mismatched().is_empty(), "{report}");
+    assert_eq!(
+        report.run() + report.not_run().len(),
+        report.results.len(),
+        "{report}"
+    );
+    for (p, reason) in report.not_run() {
+        assert!(
+            refusals.iter().any(|r| reason.contains(r)),
+            "{} not run for an unexpected reason: {reason}",
+            p.display()
+        );
+    }
+    report
+}
+
+#[test]
+fn scenarios_run_or_say_why_not() {
+    let report = scenarios(
+        harness(),
+        &["Local<Object> only", "InternalCallbackScope flags", "stop:"],
+    );
+    assert!(report.run() >= 20, "{report}");
+    assert_eq!(report.documented(), 0, "{report}");
+}
+
+#[test]
+fn v26_scenarios_run_or_say_why_not() {
+    if let Some(h) = v26("v26_scenarios_run_or_say_why_not") {
+        let report = scenarios(h, &["InternalCallbackScope flags", "stop:"]);
+        assert!(report.run() >= 24, "{report}");
+        // global-resource-reset.trace ends with N1.
+        let n1 = report.results.iter().any(|(p, o)| {
+            p.ends_with("global-resource-reset.trace")
+                && matches!(o, scopecheck::conform::scenarios::Outcome::Ran(v) if v.known == Some("N1"))
+        });
+        assert!(n1, "{report}");
+    }
+}
+
+fn random_batch(h: &Harness) -> scopecheck::conform::Summary {
+    let summary = h.conform_random(30, 0x5c09ec4e, None);
     println!("{summary}");
     assert!(summary.errors.is_empty(), "{summary}");
     let unknown: Vec<_> = summary.unknown_mismatches().collect();
@@ -440,6 +721,21 @@ fn random_batch_agrees() {
     // The batch is not trivial: most kinds of op ran.
     assert!(summary.exercised.len() >= 18, "{summary}");
     assert!(summary.ops_run >= 300, "{summary}");
+    summary
+}
+
+#[test]
+fn random_batch_agrees() {
+    random_batch(harness());
+}
+
+#[test]
+fn v26_random_batch_agrees() {
+    if let Some(h) = v26("v26_random_batch_agrees") {
+        // With Global scopes, the generator uses them.
+        let s = random_batch(h);
+        assert!(s.exercised.contains_key("reset-global"), "{s}");
+    }
 }
 
 #[test]

@@ -1,13 +1,15 @@
 //! `scopecheck conform`: the eager model against the real node binary, on
 //! random traces (`--cases`, `--seed`), on one trace file, or on every
-//! scenario; `--keep DIR` leaves the generated programs on disk.
+//! scenario; `--keep DIR` leaves the generated programs on disk; `--node`
+//! and `--headers` choose the binary (default: `$SCOPECHECK_NODE`, else
+//! `node` on `PATH`).
 
 use super::input::load_trace;
 use super::CliError;
-use crate::conform::{Harness, Verdict};
+use crate::conform::{Harness, NodeSelection, Verdict};
 use clap::Args;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `scopecheck conform`.
 #[derive(Debug, Args)]
@@ -24,12 +26,35 @@ pub struct ConformArgs {
     /// Run every scenario of tests/scenarios instead of random traces.
     #[arg(long)]
     pub scenarios: bool,
+    /// The node binary to run (default: $SCOPECHECK_NODE, else `node` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub node: Option<PathBuf>,
+    /// Node's C++ headers for that binary, its `include/node` directory
+    /// (default: PREFIX/include/node, PREFIX being the binary's `../..`).
+    #[arg(long, value_name = "DIR")]
+    pub headers: Option<PathBuf>,
+    /// Generate and translate as for a binary without Global<Object>*
+    /// callback scopes, even if this one has them: the random traces are
+    /// then the ones v20 gets for the same seed.
+    #[arg(long)]
+    pub local_resources_only: bool,
     /// Run this one trace file instead of random traces.
     pub file: Option<PathBuf>,
 }
 
-fn harness() -> Result<&'static Harness, CliError> {
-    Harness::shared().map_err(|e| CliError::Verdict(format!("conformance cannot run: {e}")))
+/// The harness for the chosen binary: the shared one (built once per
+/// process) when neither --node nor --headers is given.
+fn harness(args: &ConformArgs) -> Result<Harness, CliError> {
+    let built = if args.node.is_none() && args.headers.is_none() {
+        Harness::shared().cloned()
+    } else {
+        let selection = NodeSelection {
+            node: args.node.clone(),
+            headers: args.headers.clone(),
+        };
+        Harness::with_node(&selection, &crate::conform::default_build_dir())
+    };
+    built.map_err(|e| CliError::Verdict(format!("conformance cannot run: {e}")))
 }
 
 fn report(out: &mut dyn Write, name: &str, v: &Verdict) -> std::io::Result<bool> {
@@ -41,9 +66,14 @@ fn report(out: &mut dyn Write, name: &str, v: &Verdict) -> std::io::Result<bool>
 /// Run `scopecheck conform`.
 pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let keep = args.keep.as_deref();
+    let mut harness = harness(args)?;
+    if args.local_resources_only {
+        harness.capabilities.global_callback_scope = false;
+    }
+    writeln!(out, "against {}", harness.describe())?;
     if let Some(file) = &args.file {
         let trace = load_trace(file)?;
-        let v = harness()?
+        let v = harness
             .conform_trace(&trace.ops(), keep)
             .map_err(|e| CliError::Verdict(format!("{}: {e}", file.display())))?;
         return if report(out, &file.display().to_string(), &v)? {
@@ -56,38 +86,26 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
         };
     }
     if args.scenarios {
-        let dir = PathBuf::from("tests/scenarios");
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|source| CliError::Read {
-                file: dir.clone(),
-                source,
-            })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        let report = harness
+            .conform_scenarios(Path::new("tests/scenarios"), keep)
+            .map_err(|e| CliError::Verdict(e.to_string()))?;
+        write!(out, "{report}")?;
+        let bad: Vec<String> = report
+            .mismatched()
+            .iter()
+            .chain(report.errors().iter().map(|(p, _)| p))
+            .map(|p| p.display().to_string())
             .collect();
-        paths.sort();
-        let mut bad = Vec::new();
-        for p in &paths {
-            let trace = load_trace(p)?;
-            match harness()?.conform_trace(&trace.ops(), keep) {
-                Ok(v) => {
-                    if !report(out, &p.display().to_string(), &v)? {
-                        bad.push(p.display().to_string());
-                    }
-                }
-                Err(e) => writeln!(out, "{}: not run: {e}", p.display())?,
-            }
-        }
         return if bad.is_empty() {
             Ok(())
         } else {
             Err(CliError::Verdict(format!(
-                "node and the model disagree on {}",
+                "node and the model disagree on, or could not run, {}",
                 bad.join(", ")
             )))
         };
     }
-    let summary = harness()?.conform_random(args.cases, args.seed, keep);
+    let summary = harness.conform_random(args.cases, args.seed, keep);
     writeln!(out, "{summary}")?;
     let unknown = summary.unknown_mismatches().count();
     if unknown == 0 && summary.errors.is_empty() {

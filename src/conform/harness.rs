@@ -12,13 +12,35 @@ use std::time::{Duration, Instant};
 pub const ADDON_CC: &str = include_str!("../../tests/conformance/addon.cc");
 
 /// What to install when a tool is missing.
-const INSTALL_NODE: &str = "install Node.js v20 with its C++ headers (the Debian `nodejs` package from NodeSource ships /usr/bin/node and /usr/include/node), or point SCOPECHECK_NODE at a node binary";
+const INSTALL_NODE: &str = "install Node.js with its C++ headers (the Debian `nodejs` package ships /usr/bin/node and /usr/include/node; scripts/install-node.sh installs the pinned Node 26), or point SCOPECHECK_NODE (or --node) at a node binary";
 const INSTALL_GXX: &str =
     "install a C++ compiler: `apt-get install g++` (or point SCOPECHECK_CXX at one)";
 
 /// How long one program may run before it is killed (the programs take well
 /// under a second; a loaded machine can stall a start for many).
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Which node binary a [`Harness`] runs, and which C++ headers its addon is
+/// built against.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeSelection {
+    /// The binary; `None`: `$SCOPECHECK_NODE`, else `node` on `PATH`.
+    pub node: Option<PathBuf>,
+    /// The `include/node` directory of the same version; `None`:
+    /// `PREFIX/include/node`, where `PREFIX` is the binary's `../..` (after
+    /// symlinks): `/usr/include/node` for `/usr/bin/node`.
+    pub headers: Option<PathBuf>,
+}
+
+/// What the node binary's public C++ API offers, as the addon found it when
+/// it was compiled (the translation expresses only what the binary can run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Capabilities {
+    /// `node::CallbackScope(Environment*, v8::Global<v8::Object>*,
+    /// async_context)` exists (Node 26's `include/node/node.h`; not v20's):
+    /// traces with `global` resources and `reset-global` can run.
+    pub global_callback_scope: bool,
+}
 
 /// A node binary, its headers and the built addon.
 #[derive(Clone, Debug)]
@@ -27,6 +49,12 @@ pub struct Harness {
     pub node: PathBuf,
     /// `node --version`.
     pub node_version: String,
+    /// The `include/node` directory the addon was built against.
+    pub headers: PathBuf,
+    /// What the binary's public API offers (see [`Capabilities`]); the
+    /// translation and the generator use only these (a caller may turn one
+    /// off, to run the traces of a binary without it).
+    pub capabilities: Capabilities,
     /// The built `addon.node`.
     pub addon: PathBuf,
     /// Where programs are written while they run.
@@ -76,61 +104,204 @@ fn io_err(what: &str, e: std::io::Error) -> ConformError {
     ConformError::Io(format!("{what}: {e}"))
 }
 
-/// The directory of Node's C++ headers for this binary: `<prefix>/include/node`.
-fn header_dir(node: &Path) -> Result<PathBuf, ConformError> {
-    let mut candidates = Vec::new();
-    if let Ok(real) = std::fs::canonicalize(node) {
-        if let Some(prefix) = real.parent().and_then(Path::parent) {
-            candidates.push(prefix.join("include/node"));
+/// The `include/node` directory of Node's C++ headers for this binary:
+/// `headers` if given, else `PREFIX/include/node` with `PREFIX` the
+/// binary's `../..` after symlinks (`/usr/include/node` for
+/// `/usr/bin/node`). No other place is tried: headers of another version
+/// would build an addon the binary cannot load, or worse, load wrongly.
+fn header_dir(node: &Path, headers: Option<&Path>) -> Result<PathBuf, ConformError> {
+    if let Some(dir) = headers {
+        if dir.join("node.h").is_file() && dir.join("node_version.h").is_file() {
+            return Ok(dir.to_path_buf());
         }
+        return Err(ConformError::Headers(format!(
+            "--headers {}: expected a directory holding node.h and node_version.h (Node's include/node)",
+            dir.display()
+        )));
     }
-    candidates.push(PathBuf::from("/usr/include/node"));
-    candidates.push(PathBuf::from("/usr/local/include/node"));
-    candidates
-        .into_iter()
-        .find(|d| d.join("node.h").is_file())
-        .ok_or_else(|| ConformError::MissingTool {
-            tool: "node.h".to_string(),
-            hint: INSTALL_NODE.to_string(),
-        })
+    let real = std::fs::canonicalize(node).map_err(|e| ConformError::MissingTool {
+        tool: "node".to_string(),
+        hint: format!("{}: {e}; {INSTALL_NODE}", node.display()),
+    })?;
+    let Some(prefix) = real.parent().and_then(Path::parent) else {
+        return Err(ConformError::Headers(format!(
+            "{} has no install prefix (PREFIX/bin/node) to find include/node under; pass --headers DIR",
+            real.display()
+        )));
+    };
+    let dir = prefix.join("include/node");
+    if dir.join("node.h").is_file() && dir.join("node_version.h").is_file() {
+        Ok(dir)
+    } else {
+        Err(ConformError::Headers(format!(
+            "no C++ headers for {}: expected {}/node.h (the binary's PREFIX/include/node); pass --headers DIR (include/node of the same version), or {INSTALL_NODE}",
+            real.display(),
+            dir.display()
+        )))
+    }
+}
+
+/// The number of `#define NAME <number>` in a header (a definition by
+/// another macro, as `NODE_EMBEDDER_MODULE_VERSION`, is skipped).
+fn header_define(text: &str, name: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("#define")?.trim_start();
+        let value = rest.strip_prefix(name)?;
+        if !value.starts_with(char::is_whitespace) {
+            return None;
+        }
+        let value = value.trim();
+        (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit())).then(|| value.to_string())
+    })
+}
+
+/// The C++ standard Node builds addons with: the `-std=gnu++NN` of the
+/// headers' `common.gypi` (node-gyp's settings; gnu++17 for v20, gnu++20 for
+/// v26, whose V8 headers refuse anything older), else gnu++17.
+fn cxx_standard(headers: &Path) -> String {
+    let gypi = std::fs::read_to_string(headers.join("common.gypi")).unwrap_or_default();
+    gypi.split("'-std=")
+        .skip(1)
+        .filter_map(|rest| rest.split('\'').next())
+        .find(|std| std.starts_with("gnu++") || std.starts_with("c++"))
+        .map(|std| format!("-std={std}"))
+        .unwrap_or_else(|| "-std=gnu++17".to_string())
+}
+
+/// What the binary says about itself: `(process.version,
+/// process.versions.modules)`.
+fn node_identity(node: &Path) -> Result<(String, String), ConformError> {
+    let out = Command::new(node)
+        .args([
+            "-e",
+            "process.stdout.write(process.version + ' ' + process.versions.modules)",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ConformError::MissingTool {
+            tool: "node".to_string(),
+            hint: format!("{} does not run ({e}); {INSTALL_NODE}", node.display()),
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match text.split_once(' ') {
+        Some((version, modules)) if out.status.success() && version.starts_with('v') => {
+            Ok((version.to_string(), modules.to_string()))
+        }
+        _ => Err(ConformError::MissingTool {
+            tool: "node".to_string(),
+            hint: format!(
+                "{} did not say its version (exit {}, stdout {text:?}, stderr {:?}); {INSTALL_NODE}",
+                node.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        }),
+    }
+}
+
+/// The headers must be the binary's own: the same `NODE_MODULE_VERSION`
+/// (the addon ABI) and the same version number.
+fn check_headers(
+    headers: &Path,
+    node: &Path,
+    version: &str,
+    modules: &str,
+) -> Result<(), ConformError> {
+    let file = headers.join("node_version.h");
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| io_err(&format!("read {}", file.display()), e))?;
+    let part = |name: &str| header_define(&text, name).unwrap_or_else(|| "?".to_string());
+    let header_version = format!(
+        "v{}.{}.{}",
+        part("NODE_MAJOR_VERSION"),
+        part("NODE_MINOR_VERSION"),
+        part("NODE_PATCH_VERSION")
+    );
+    let header_modules = part("NODE_MODULE_VERSION");
+    if header_modules != modules || header_version != version {
+        return Err(ConformError::Headers(format!(
+            "{} are the headers of node {header_version} (NODE_MODULE_VERSION {header_modules}), but {} is {version} (modules {modules}): pass --headers with the include/node of the same version",
+            headers.display(),
+            node.display()
+        )));
+    }
+    Ok(())
 }
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Harness {
-    /// Find the tools and build the addon into `dir` (reused when a build of
-    /// the same source for the same node is already there).
+    /// Find the tools (the node binary of `$SCOPECHECK_NODE`, else `node` on
+    /// `PATH`) and build the addon into `dir` (reused when a build of the
+    /// same source for the same node is already there).
     pub fn new(dir: &Path) -> Result<Harness, ConformError> {
-        let node = tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?;
-        let cxx = tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)?;
-        let version = Command::new(&node).arg("--version").output().map_err(|e| {
-            ConformError::MissingTool {
-                tool: "node".to_string(),
-                hint: format!("{} does not run ({e}); {INSTALL_NODE}", node.display()),
+        Harness::with_node(&NodeSelection::default(), dir)
+    }
+
+    /// [`Harness::new`] for a chosen binary and headers. The addon is built
+    /// against the binary's own headers (checked: same version and
+    /// `NODE_MODULE_VERSION`) with the C++ standard they ask for, cached in
+    /// `dir/<node version>/` under a name that hashes the addon source, the
+    /// headers' path and the compiler; then loaded once to learn the
+    /// binary's [`Capabilities`].
+    pub fn with_node(selection: &NodeSelection, dir: &Path) -> Result<Harness, ConformError> {
+        let node = match &selection.node {
+            Some(p) if p.is_file() => p.clone(),
+            Some(p) => {
+                return Err(ConformError::MissingTool {
+                    tool: "node".to_string(),
+                    hint: format!("{} is not a file; {INSTALL_NODE}", p.display()),
+                })
             }
-        })?;
-        let node_version = String::from_utf8_lossy(&version.stdout).trim().to_string();
-        let headers = header_dir(&node)?;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| io_err(&format!("create {}", dir.display()), e))?;
+            None => tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?,
+        };
+        let cxx = tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)?;
+        let (node_version, modules) = node_identity(&node)?;
+        let headers = header_dir(&node, selection.headers.as_deref())?;
+        check_headers(&headers, &node, &node_version, &modules)?;
+        let build_dir = dir.join(&node_version);
+        std::fs::create_dir_all(&build_dir)
+            .map_err(|e| io_err(&format!("create {}", build_dir.display()), e))?;
+        let std = cxx_standard(&headers);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ADDON_CC.hash(&mut h);
         node_version.hash(&mut h);
         headers.hash(&mut h);
         cxx.hash(&mut h);
-        let addon = dir.join(format!("scopecheck-conform-{:016x}.node", h.finish()));
+        std.hash(&mut h);
+        let addon = build_dir.join(format!("scopecheck-conform-{:016x}.node", h.finish()));
         if !addon.is_file() {
-            build_addon(&cxx, &headers, dir, &addon)?;
+            build_addon(&cxx, &std, &headers, &build_dir, &addon)?;
         }
+        let capabilities = probe_addon(&node, &addon)?;
         let work_dir = dir.join("runs");
         std::fs::create_dir_all(&work_dir)
             .map_err(|e| io_err(&format!("create {}", work_dir.display()), e))?;
         Ok(Harness {
             node,
             node_version,
+            headers,
+            capabilities,
             addon,
             work_dir,
         })
+    }
+
+    /// One line naming the binary, its version, the headers and what the
+    /// addon can do with them.
+    pub fn describe(&self) -> String {
+        let node = std::fs::canonicalize(&self.node).unwrap_or_else(|_| self.node.clone());
+        format!(
+            "node {} ({}; addon built against {}; traces with Global<Object>* resources: {})",
+            self.node_version,
+            node.display(),
+            self.headers.display(),
+            if self.capabilities.global_callback_scope {
+                "yes"
+            } else {
+                "no"
+            }
+        )
     }
 
     /// The harness `conform_trace` uses: built once per process, in
@@ -139,12 +310,7 @@ impl Harness {
         static SHARED: std::sync::OnceLock<Result<Harness, ConformError>> =
             std::sync::OnceLock::new();
         SHARED
-            .get_or_init(|| {
-                let dir = std::env::var_os("SCOPECHECK_CONFORM_DIR")
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| std::env::temp_dir().join("scopecheck-conform"));
-                Harness::new(&dir)
-            })
+            .get_or_init(|| Harness::new(&super::default_build_dir()))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -246,14 +412,47 @@ impl Harness {
     }
 }
 
-fn build_addon(cxx: &Path, headers: &Path, dir: &Path, target: &Path) -> Result<(), ConformError> {
+/// Load the addon once and read what it was compiled with.
+fn probe_addon(node: &Path, addon: &Path) -> Result<Capabilities, ConformError> {
+    let script = format!(
+        "const a = require({}); process.stdout.write(JSON.stringify({{ global: a.hasGlobalCallbackScope === true }}))",
+        serde_json::to_string(&addon.to_string_lossy()).unwrap_or_default()
+    );
+    let out = Command::new(node)
+        .args(["-e", &script])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| io_err(&format!("spawn {}", node.display()), e))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    match serde_json::from_str::<serde_json::Value>(text.trim()) {
+        Ok(v) if out.status.success() => Ok(Capabilities {
+            global_callback_scope: v.get("global").and_then(serde_json::Value::as_bool)
+                == Some(true),
+        }),
+        _ => Err(ConformError::Build(format!(
+            "{} cannot load the addon {} (exit {}): {}",
+            node.display(),
+            addon.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+    }
+}
+
+fn build_addon(
+    cxx: &Path,
+    std: &str,
+    headers: &Path,
+    dir: &Path,
+    target: &Path,
+) -> Result<(), ConformError> {
     let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
     let source = dir.join(format!("addon-{}-{n}.cc", std::process::id()));
     let tmp = dir.join(format!("addon-{}-{n}.node.tmp", std::process::id()));
     std::fs::write(&source, ADDON_CC)
         .map_err(|e| io_err(&format!("write {}", source.display()), e))?;
     let output = Command::new(cxx)
-        .args(["-shared", "-fPIC", "-std=c++17", "-O1", "-w"])
+        .args(["-shared", "-fPIC", std, "-O1", "-w"])
         .arg(format!("-I{}", headers.display()))
         .arg("-DNODE_GYP_MODULE_NAME=scopecheck_conform")
         .arg(&source)
@@ -277,4 +476,61 @@ fn build_addon(cxx: &Path, headers: &Path, dir: &Path, target: &Path) -> Result<
     // Another process may have built the same file meanwhile: a rename over
     // it is atomic, either copy is the same.
     std::fs::rename(&tmp, target).map_err(|e| io_err(&format!("rename to {}", target.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_defines_are_numbers_only() {
+        let text = "#if defined(NODE_EMBEDDER_MODULE_VERSION)\n\
+                    #define NODE_MODULE_VERSION NODE_EMBEDDER_MODULE_VERSION\n\
+                    #else\n#define NODE_MODULE_VERSION 147\n#endif\n\
+                    #define NODE_MAJOR_VERSION 26\n#define NODE_MAJOR_VERSIONS 9\n";
+        assert_eq!(
+            header_define(text, "NODE_MODULE_VERSION").as_deref(),
+            Some("147")
+        );
+        assert_eq!(
+            header_define(text, "NODE_MAJOR_VERSION").as_deref(),
+            Some("26")
+        );
+        assert_eq!(header_define(text, "NODE_MINOR_VERSION"), None);
+    }
+
+    #[test]
+    fn the_cxx_standard_comes_from_common_gypi() {
+        let dir = std::env::temp_dir().join(format!("scopecheck-gypi-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        // As Node 26's: an MSVC flag first, then the gcc one.
+        let gypi = "'AdditionalOptions': [ '-std:c++20' ],\n'cflags_cc': [ '-fno-rtti', '-std=gnu++20' ],\n'-qxclang=-std=c++14',";
+        let _ = std::fs::write(dir.join("common.gypi"), gypi);
+        assert_eq!(cxx_standard(&dir), "-std=gnu++20");
+        let _ = std::fs::remove_file(dir.join("common.gypi"));
+        assert_eq!(cxx_standard(&dir), "-std=gnu++17", "no common.gypi: v20's");
+        let _ = std::fs::remove_dir(&dir);
+    }
+
+    #[test]
+    fn headers_must_be_the_binarys_own() {
+        let dir = std::env::temp_dir().join(format!("scopecheck-hdr-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(
+            dir.join("node_version.h"),
+            "#define NODE_MAJOR_VERSION 20\n#define NODE_MINOR_VERSION 20\n#define NODE_PATCH_VERSION 2\n#define NODE_MODULE_VERSION 115\n",
+        );
+        let node = Path::new("/x/bin/node");
+        assert!(check_headers(&dir, node, "v20.20.2", "115").is_ok());
+        match check_headers(&dir, node, "v26.12.1", "147") {
+            Err(ConformError::Headers(e)) => assert!(e.contains("v20.20.2"), "{e}"),
+            other => panic!("expected a header mismatch, got {other:?}"),
+        }
+        // --headers must name a directory with node.h.
+        assert!(matches!(
+            header_dir(node, Some(&dir)),
+            Err(ConformError::Headers(_))
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -4,9 +4,9 @@
 //! documented one (node's observations are the model's plus precisely the
 //! documented extras), so that a new kind of mismatch is never hidden.
 
-use super::Mismatch;
+use super::{Mismatch, NodeObservation};
 use model::env::resources::NativeSlot;
-use model::vocab::{Observation, Op, ResourceView, Runtime};
+use model::vocab::{Holder, NativeResource, Observation, Op, ResourceView, Runtime};
 use model::Eager;
 
 /// A documented mismatch: its id (as in docs/conformance.md) and title.
@@ -27,20 +27,50 @@ pub fn diverges(id: &str) -> bool {
     KNOWN.iter().any(|k| k.id == id && k.diverges)
 }
 
-/// Every documented mismatch.
+/// Every documented mismatch. `M*` are differences with the v20 binary
+/// (and, where docs/conformance.md says so, with Node 26 too); `N*` are
+/// documented Node 26 differences.
 pub const KNOWN: &[Known] = &[
     Known {
         id: "M3",
-        title: "executionAsyncResource() reads a native stack entry whose scope has returned (a wrong pop left it): Node reads a dangling Local, the model the object",
+        title: "executionAsyncResource() reads a native stack entry whose scope has returned (a wrong pop left it): Node reads a dangling Local (v20: garbage; v26: garbage or, often, a crash), the model the object",
         diverges: false,
+    },
+    Known {
+        id: "N1",
+        title: "Node 26: a callback scope opened on a Global<Object> that is already empty fails CHECK_IMPLIES(ptr != nullptr, !ptr->IsEmpty()) in push_async_context (src/env.cc:136) and aborts; the model opens it and reads undefined",
+        diverges: true,
     },
 ];
 
+/// The CHECK Node 26 fails on an empty Global (N1), as its abort message
+/// prints it.
+pub const EMPTY_GLOBAL_CHECK: &str = "CHECK failed: !(ptr != nullptr) || (!ptr->IsEmpty())";
+
 /// The documented mismatch `m` (a difference found in the trace `ops`) is an
-/// instance of, if any: `"M3"`. (M1 and M2 are fixed in the model:
+/// instance of, if any: `"M3"`, `"N1"`. (M1 and M2 are fixed in the model:
 /// docs/conformance.md keeps their record.)
 pub fn classify(ops: &[Op], m: &Mismatch) -> Option<&'static str> {
     let group = ops.get(m.ops.clone())?;
+    // N1: node aborted at the open of a Global scope whose Global the trace
+    // had already reset.
+    if let [Op::OpenScope {
+        resource: NativeResource {
+            id,
+            holder: Holder::Global,
+        },
+        ..
+    }] = group
+    {
+        let aborted = matches!(
+            m.node.as_slice(),
+            [NodeObservation::Death(d)] if d == EMPTY_GLOBAL_CHECK
+        );
+        let reset_before = ops[..m.ops.start].contains(&Op::ResetGlobal(*id));
+        if aborted && reset_before {
+            return Some("N1");
+        }
+    }
     // M3: node returned something else for a read of a dangling native entry.
     if let [Op::ExecutionAsyncResource] = group {
         let model_saw_object = matches!(

@@ -16,10 +16,12 @@ pub mod generate;
 pub mod harness;
 pub mod known;
 pub mod observe;
+pub mod scenarios;
 pub mod translate;
 
-pub use harness::Harness;
+pub use harness::{Capabilities, Harness, NodeSelection};
 pub use observe::NodeObservation;
+pub use scenarios::ScenarioReport;
 pub use translate::Unsupported;
 
 use model::vocab::{trace, AsyncId, Observation, Op, OpError, Runtime, OP_KINDS};
@@ -39,7 +41,9 @@ pub enum ConformError {
         /// What to install.
         hint: String,
     },
-    /// The addon did not compile.
+    /// The C++ headers are missing, or are not the node binary's own.
+    Headers(String),
+    /// The addon did not compile, or the binary could not load it.
     Build(String),
     /// Writing or running files failed.
     Io(String),
@@ -65,6 +69,7 @@ impl fmt::Display for ConformError {
             ConformError::MissingTool { tool, hint } => {
                 write!(f, "conformance needs `{tool}`: {hint}")
             }
+            ConformError::Headers(e) => write!(f, "conformance needs node's own C++ headers: {e}"),
             ConformError::Build(e) => write!(f, "building the conformance addon failed: {e}"),
             ConformError::Io(e) => write!(f, "conformance I/O: {e}"),
             ConformError::ModelRejected { index, op, error } => {
@@ -324,7 +329,7 @@ impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
         let run = run_model(ops)?;
-        let program = translate::translate(&run.ops, &run.assigned, &self.addon)
+        let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
             .map_err(ConformError::Unsupported)?;
         let node_run = self.run(&program.source, &program.node_args, keep)?;
         let output = observe::read(&node_run);
@@ -351,7 +356,7 @@ impl Harness {
             .and_then(|m| known::classify(&run.ops, m));
         // Go on past documented mismatches that leave both sides in the same
         // state; stop at one after which they differ (later differences are
-        // its consequences).
+        // its consequences), or at which node died.
         let mut unexplained = None;
         for m in &mismatches {
             match known::classify(&run.ops, m) {
@@ -359,7 +364,7 @@ impl Harness {
                     unexplained = Some(m.clone());
                     break;
                 }
-                Some(id) if known::diverges(id) => break,
+                Some(id) if known::diverges(id) || m.node.iter().any(|o| o.is_terminal()) => break,
                 Some(_) => {}
             }
         }
@@ -397,7 +402,11 @@ impl Harness {
                 (
                     case,
                     case_seed,
-                    generate::generate(case_seed, generate::DEFAULT_MAX_OPS),
+                    generate::generate_with(
+                        case_seed,
+                        generate::DEFAULT_MAX_OPS,
+                        self.capabilities,
+                    ),
                 )
             })
             .collect();
@@ -473,6 +482,15 @@ impl Harness {
         }
         summary
     }
+}
+
+/// Where the library functions and the command line build the addon and
+/// write programs: `$SCOPECHECK_CONFORM_DIR`, else `<temp dir>/scopecheck-conform`
+/// (one subdirectory per node version).
+pub fn default_build_dir() -> std::path::PathBuf {
+    std::env::var_os("SCOPECHECK_CONFORM_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("scopecheck-conform"))
 }
 
 /// Run `ops` on the eager model and on the node binary and compare them.

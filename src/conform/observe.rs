@@ -19,6 +19,20 @@ pub enum NodeObservation {
     Known(Observation),
     /// Outside it.
     Other(String),
+    /// The process died in a way the vocabulary has no name for (a CHECK
+    /// the model does not know, a V8 fatal error, a signal, a timeout).
+    Death(String),
+}
+
+impl NodeObservation {
+    /// Whether the process ended with this observation.
+    pub fn is_terminal(&self) -> bool {
+        match self {
+            NodeObservation::Known(o) => o.is_terminal(),
+            NodeObservation::Death(_) => true,
+            NodeObservation::Other(_) => false,
+        }
+    }
 }
 
 impl fmt::Display for NodeObservation {
@@ -26,6 +40,7 @@ impl fmt::Display for NodeObservation {
         match self {
             NodeObservation::Known(o) => write!(f, "{o}"),
             NodeObservation::Other(s) => write!(f, "<{s}>"),
+            NodeObservation::Death(s) => write!(f, "<died: {s}>"),
         }
     }
 }
@@ -190,7 +205,7 @@ const CHECKS: &[(&str, FailedCheck)] = &[
 
 fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
     if run.timed_out {
-        return Some(NodeObservation::Other("timed out and killed".to_string()));
+        return Some(NodeObservation::Death("timed out and killed".to_string()));
     }
     if let Some((actual, expected)) = corrupted(&run.stderr) {
         if run.code == Some(1) {
@@ -199,7 +214,7 @@ fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
                 expected: renamer.map(expected),
             }));
         }
-        return Some(NodeObservation::Other(format!(
+        return Some(NodeObservation::Death(format!(
             "corrupted stack (actual: {actual}, expected: {expected}) but exit {:?} signal {:?}",
             run.code, run.signal
         )));
@@ -215,10 +230,23 @@ fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
                 return Some(NodeObservation::Known(Observation::CheckFailed(*check)));
             }
         }
-        return Some(NodeObservation::Other(format!("CHECK failed: {line}")));
+        return Some(NodeObservation::Death(format!("CHECK failed: {line}")));
+    }
+    // V8's own fatal checks ("# Fatal error in ..., line ...", then
+    // "# Check failed: ...", then a SIGTRAP): name the check.
+    if let Some(pos) = run.stderr.find("# Check failed: ") {
+        let line = run.stderr[pos + "# Check failed: ".len()..]
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim();
+        return Some(NodeObservation::Death(format!(
+            "V8 fatal error: Check failed: {line} (exit {:?}, signal {:?})",
+            run.code, run.signal
+        )));
     }
     if let Some(sig) = run.signal {
-        return Some(NodeObservation::Other(format!("killed by signal {sig}")));
+        return Some(NodeObservation::Death(format!("killed by signal {sig}")));
     }
     match run.code {
         Some(0) | None => None,
@@ -394,6 +422,39 @@ mod tests {
         ));
         assert_eq!(out.groups[&0], vec![]);
         assert_eq!(out.epilogue.len(), 1);
+    }
+
+    #[test]
+    fn deaths_outside_the_vocabulary_are_named() {
+        let check = read(&run(
+            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "  #  Assertion failed: !(ptr != nullptr) || (!ptr->IsEmpty())\n",
+            None,
+            Some(6),
+        ));
+        assert_eq!(
+            check.groups[&0],
+            vec![NodeObservation::Death(
+                "CHECK failed: !(ptr != nullptr) || (!ptr->IsEmpty())".to_string()
+            )]
+        );
+        let v8 = read(&run(
+            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "#\n# Fatal error in , line 0\n# Check failed: IsJSReceiver(obj).\n#\n",
+            None,
+            Some(5),
+        ));
+        assert_eq!(
+            v8.groups[&0],
+            vec![NodeObservation::Death(
+                "V8 fatal error: Check failed: IsJSReceiver(obj). (exit None, signal Some(5))"
+                    .to_string()
+            )]
+        );
+        let segv = read(&run("{\"k\":\"start\"}\n{\"op\":0}\n", "", None, Some(11)));
+        assert!(segv.groups[&0][0].is_terminal());
+        assert_eq!(segv.end, "<died: killed by signal 11>");
+        assert!(!NodeObservation::Other("x".to_string()).is_terminal());
     }
 
     #[test]

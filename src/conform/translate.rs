@@ -11,6 +11,7 @@
 //! refusal is an [`Unsupported`] that says why. docs/conformance.md lists the
 //! decisions.
 
+use super::harness::Capabilities;
 use model::vocab::{AsyncId, Holder, HookCallbacks, Op, ScopeFlags, ScopeKind};
 use std::fmt;
 use std::path::Path;
@@ -49,7 +50,7 @@ impl std::error::Error for Unsupported {}
 enum FrameKind {
     /// The main script (`StartExecution`'s scope).
     Main,
-    /// `addon.callbackScope`.
+    /// `addon.callbackScope` (or `addon.globalCallbackScope`).
     CallbackScope,
     /// `addon.makeCallback`.
     MakeCallback,
@@ -84,12 +85,17 @@ struct Frame {
     /// An `uncaught-exception` was thrown in this frame's callback: it can
     /// only close now. `Some(handled)`.
     thrown: Option<bool>,
+    /// A callback-scope holding its resource as a Global: the resource's
+    /// number, which names the Global in the addon.
+    global_key: Option<u32>,
 }
 
-/// What the translator can express, decided op by op. Cloning it is cheap:
-/// the random generator tries an op on a clone.
+/// What the translator can express, decided op by op, for a binary with
+/// given [`Capabilities`]. Cloning it is cheap: the random generator tries an
+/// op on a clone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checker {
+    capabilities: Capabilities,
     frames: Vec<Frame>,
     index: usize,
     main_closed: bool,
@@ -116,16 +122,26 @@ enum Shape {
         kind: FrameKind,
         thrown: bool,
         threw: bool,
+        global_key: Option<u32>,
     },
 }
 
 impl Checker {
-    /// A checker at the start of the main script.
+    /// A checker at the start of the main script, for v20's public API
+    /// (no `Global<Object>*` callback scopes).
     pub fn new() -> Self {
+        Self::with_capabilities(Capabilities::default())
+    }
+
+    /// A checker at the start of the main script, for a binary with these
+    /// capabilities.
+    pub fn with_capabilities(capabilities: Capabilities) -> Self {
         Checker {
+            capabilities,
             frames: vec![Frame {
                 kind: FrameKind::Main,
                 thrown: None,
+                global_key: None,
             }],
             index: 0,
             main_closed: false,
@@ -177,7 +193,19 @@ impl Checker {
     fn accept(&mut self, op: &Op) -> Result<Shape, Unsupported> {
         let shape = self.shape(op)?;
         match shape {
-            Shape::Open(kind) => self.frames.push(Frame { kind, thrown: None }),
+            Shape::Open(kind) => {
+                let global_key = match op {
+                    Op::OpenScope { resource, .. } if resource.holder == Holder::Global => {
+                        Some(resource.id.0)
+                    }
+                    _ => None,
+                };
+                self.frames.push(Frame {
+                    kind,
+                    thrown: None,
+                    global_key,
+                })
+            }
             Shape::Close { kind, .. } => {
                 self.frames.pop();
                 if kind == FrameKind::Main {
@@ -224,10 +252,18 @@ impl Checker {
         self.check_id(op, context.async_id)?;
         self.check_id(op, context.trigger_async_id)?;
         if resource.holder == Holder::Global {
-            return self.refuse(
-                op,
-                "a `global` resource holder: v20's public node::CallbackScope and node::MakeCallback take a Local<Object> only",
-            );
+            if *kind == ScopeKind::MakeCallback {
+                return self.refuse(
+                    op,
+                    "a `global` resource on a make-callback: node::MakeCallback takes its resource as a Local<Object> on every version",
+                );
+            }
+            if !self.capabilities.global_callback_scope {
+                return self.refuse(
+                    op,
+                    "a `global` resource holder: this binary's public node::CallbackScope takes a Local<Object> only (v20; the Global<Object>* constructor is in Node 26's node.h)",
+                );
+            }
         }
         if *flags != ScopeFlags::default() {
             return self.refuse(
@@ -241,6 +277,16 @@ impl Checker {
         }))
     }
 
+    fn reset_global_shape(&self, op: &Op) -> Result<Shape, Unsupported> {
+        if !self.capabilities.global_callback_scope {
+            return self.refuse(
+                op,
+                "reset-global: this binary's public API has no Global<Object> resource holder (v20; node::CallbackScope(Environment*, Global<Object>*, async_context) is in Node 26's node.h)",
+            );
+        }
+        Ok(Shape::Plain)
+    }
+
     fn shape(&self, op: &Op) -> Result<Shape, Unsupported> {
         if self.exited {
             return self.refuse(
@@ -250,9 +296,14 @@ impl Checker {
         }
         let Some(innermost) = self.frames.last() else {
             // After the main script: the program's event-loop callback runs
-            // JS outside any scope only to open a native one.
+            // JS outside any scope only to open a native one (or to reset a
+            // Global, which is native code in the model and touches no
+            // async context in the program either).
             if matches!(op, Op::OpenScope { .. }) {
                 return self.open_scope_shape(op);
+            }
+            if let Op::ResetGlobal(_) = op {
+                return self.reset_global_shape(op);
             }
             return self.refuse(
                 op,
@@ -322,12 +373,10 @@ impl Checker {
                     kind,
                     thrown,
                     threw: *threw,
+                    global_key: innermost.global_key,
                 })
             }
-            Op::ResetGlobal(_) => self.refuse(
-                op,
-                "reset-global: v20's public API has no Global<Object> resource holder (only Node's main branch has InternalCallbackScope(Global<Object>*))",
-            ),
+            Op::ResetGlobal(_) => self.reset_global_shape(op),
             Op::Stop => self.refuse(
                 op,
                 "stop: Environment::ExitEnv comes from another thread (worker.terminate()); a program cannot stop its environment at a chosen op and go on running ops",
@@ -343,6 +392,7 @@ impl Checker {
                     kind: FrameKind::RunInAsyncScope,
                     thrown: false,
                     threw: false,
+                    global_key: None,
                 })
             }
             Op::ExitDefaultTriggerScope => {
@@ -356,6 +406,7 @@ impl Checker {
                     kind: FrameKind::DefaultTriggerScope,
                     thrown: false,
                     threw: false,
+                    global_key: None,
                 })
             }
             Op::EnterRunInAsyncScope { .. } => Ok(Shape::Open(FrameKind::RunInAsyncScope)),
@@ -391,9 +442,15 @@ impl Checker {
     }
 }
 
-/// Whether every op of `ops` can run on node, in order.
+/// Whether every op of `ops` can run on a v20 node, in order.
 pub fn check(ops: &[Op]) -> Result<(), Unsupported> {
-    let mut checker = Checker::new();
+    check_with(ops, Capabilities::default())
+}
+
+/// Whether every op of `ops` can run, in order, on a node binary with these
+/// capabilities.
+pub fn check_with(ops: &[Op], capabilities: Capabilities) -> Result<(), Unsupported> {
+    let mut checker = Checker::with_capabilities(capabilities);
     for op in ops {
         checker.push(op)?;
     }
@@ -438,16 +495,17 @@ fn callbacks_js(c: &HookCallbacks) -> String {
     format!("[{}]", names.join(", "))
 }
 
-/// Translate `ops` into a program that loads the addon at `addon`.
-/// `assigned[i]` is the id the model handed out at op `i` (`new-async-id`,
-/// `next-tick`), which the program maps to the one Node hands out; a missing
-/// entry maps nothing.
+/// Translate `ops` into a program that loads the addon at `addon`, for a
+/// binary with `capabilities`. `assigned[i]` is the id the model handed out
+/// at op `i` (`new-async-id`, `next-tick`), which the program maps to the
+/// one Node hands out; a missing entry maps nothing.
 pub fn translate(
     ops: &[Op],
     assigned: &[Option<AsyncId>],
     addon: &Path,
+    capabilities: Capabilities,
 ) -> Result<Program, Unsupported> {
-    let mut checker = Checker::new();
+    let mut checker = Checker::with_capabilities(capabilities);
     let mut out = String::new();
     let addon_js = js_string(&addon.to_string_lossy());
     out.push_str(&RUNTIME_JS.replace("require(ADDON_PATH)", &format!("require({addon_js})")));
@@ -469,10 +527,12 @@ pub fn translate(
                     Op::OpenScope {
                         context, resource, ..
                     } => {
-                        let f = if kind == FrameKind::CallbackScope {
-                            "addon.callbackScope"
-                        } else {
+                        let f = if kind != FrameKind::CallbackScope {
                             "addon.makeCallback"
+                        } else if resource.holder == Holder::Global {
+                            "addon.globalCallbackScope"
+                        } else {
+                            "addon.callbackScope"
                         };
                         format!(
                             "{f}({}, {}, R({}), function () {{",
@@ -506,6 +566,7 @@ pub fn translate(
                 kind,
                 thrown,
                 threw,
+                global_key,
             } => {
                 let inner = pad(indent);
                 indent = indent.saturating_sub(1);
@@ -514,7 +575,8 @@ pub fn translate(
                     FrameKind::CallbackScope => {
                         // The addon writes the marker once the callback is done.
                         group_starts.push(i);
-                        out.push_str(&format!("{outer}}}, {i}); // {op}\n"));
+                        let key = global_key.map_or(String::new(), |k| format!(", {k}"));
+                        out.push_str(&format!("{outer}}}, {i}{key}); // {op}\n"));
                     }
                     FrameKind::MakeCallback => {
                         if thrown {
@@ -608,11 +670,11 @@ pub fn translate(
                         format!("{{ const v = iah.newAsyncId(); W({{ k: 'new', v }}); assign({m}, v); }}")
                     }
                     Op::UncaughtException { handled } => format!("uncaught({handled});"),
+                    Op::ResetGlobal(r) => format!("addon.resetGlobal({});", r.0),
                     Op::ClearAsyncIdStack => "iah.clearAsyncIdStack();".to_string(),
                     // Refused by the checker.
                     Op::OpenScope { .. }
                     | Op::CloseScope { .. }
-                    | Op::ResetGlobal(_)
                     | Op::EnterRunInAsyncScope { .. }
                     | Op::ExitRunInAsyncScope
                     | Op::EnterDefaultTriggerScope { .. }
@@ -632,15 +694,18 @@ pub fn translate(
         }
         indent = indent.saturating_sub(1);
         let close = match frame.kind {
-            FrameKind::CallbackScope => "}, -1);",
+            FrameKind::CallbackScope => match frame.global_key {
+                Some(k) => format!("}}, -1, {k});"),
+                None => "}, -1);".to_string(),
+            },
             FrameKind::MakeCallback => {
                 if frame.thrown.is_some() {
-                    "}, true);"
+                    "}, true);".to_string()
                 } else {
-                    "}, false);"
+                    "}, false);".to_string()
                 }
             }
-            _ => "});",
+            _ => "});".to_string(),
         };
         out.push_str(&format!("{}{close}\n", pad(indent)));
     }
@@ -687,7 +752,12 @@ mod tests {
             Op::ExecutionAsyncId,
             Op::CloseScope { threw: false },
         ];
-        let p = match translate(&ops, &[], Path::new("/x/addon.node")) {
+        let p = match translate(
+            &ops,
+            &[],
+            Path::new("/x/addon.node"),
+            Capabilities::default(),
+        ) {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         };
@@ -696,6 +766,57 @@ mod tests {
         assert!(p.source.contains("}, true); // close threw"));
         assert!(p.source.contains("require(\"/x/addon.node\")"));
         assert!(p.source.contains("function afterMainScript() {"));
+    }
+
+    #[test]
+    fn global_scopes_and_resets_on_a_binary_that_has_them() {
+        let global = |id: u32| Op::OpenScope {
+            kind: ScopeKind::CallbackScope,
+            context: AsyncContext {
+                async_id: 5,
+                trigger_async_id: 1,
+            },
+            resource: NativeResource {
+                id: ResourceId(id),
+                holder: Holder::Global,
+            },
+            flags: ScopeFlags::default(),
+        };
+        let ops = vec![
+            global(3),
+            Op::ResetGlobal(ResourceId(3)),
+            Op::CloseScope { threw: false },
+            Op::CloseScope { threw: false },
+            Op::ResetGlobal(ResourceId(4)),
+        ];
+        let caps = Capabilities {
+            global_callback_scope: true,
+        };
+        let p = match translate(&ops, &[], Path::new("/x/addon.node"), caps) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(p
+            .source
+            .contains("addon.globalCallbackScope(I(5), I(1), R(3), function () {"));
+        assert!(p.source.contains("addon.resetGlobal(3);"));
+        // The close passes the Global's key after the marker index.
+        assert!(p.source.contains("}, 2, 3); // close"));
+        // After the main script, from the event loop.
+        assert!(p.source.contains("addon.resetGlobal(4);"));
+        assert_eq!(p.group_starts, vec![0, 1, 2, 3, 4]);
+        // Without the capability (v20): both refused, with the reason.
+        let err = |ops: &[Op]| check(ops).err().map(|u| u.reason);
+        assert!(err(&ops[..1]).is_some_and(|r| r.contains("Local<Object> only")));
+        assert!(err(&[Op::ResetGlobal(ResourceId(1))]).is_some_and(|r| r.contains("reset-global")));
+        // A make-callback never takes a Global.
+        let mut mc = global(1);
+        if let Op::OpenScope { kind, .. } = &mut mc {
+            *kind = ScopeKind::MakeCallback;
+        }
+        assert!(check_with(&[mc], caps)
+            .err()
+            .is_some_and(|u| u.reason.contains("make-callback")));
     }
 
     #[test]

@@ -1,8 +1,10 @@
 // scopecheck conformance addon: the native entry points of Node's
 // async-context machinery, exposed to the JS program that a trace becomes.
 //
-// Built at test time with plain g++ (no node-gyp, no network):
-//   g++ -shared -fPIC -std=c++17 -I/usr/include/node
+// Built at test time with plain g++ (no node-gyp, no network), against the
+// headers of the node binary that will load it, with the C++ standard of
+// their common.gypi (gnu++17 for v20, gnu++20 for v26):
+//   g++ -shared -fPIC -std=gnu++17 -I/usr/include/node
 //       -DNODE_GYP_MODULE_NAME=scopecheck_conform addon.cc -o addon.node
 //
 // Every function takes its resource as an argument of the JS call, so the
@@ -15,7 +17,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
+#include <type_traits>
 #include <unistd.h>
 
 namespace {
@@ -110,6 +114,82 @@ void MakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
   (void)ret;
 }
 
+// Resources held as v8::Global<Object> (a trace's `callback-scope ... global
+// Rn` and `reset-global Rn`): one Global per resource number, made on first
+// use and never freed (a Global destroyed after the isolate would crash the
+// exit). `reset-global` on a number not seen yet makes an empty one, so that
+// a later scope holds a Global that is already empty, as in the model.
+std::map<double, v8::Global<Object>*> globals;
+
+v8::Global<Object>* GlobalFor(Isolate* isolate, double key, Local<Object> resource) {
+  auto it = globals.find(key);
+  if (it != globals.end()) return it->second;
+  auto* g = new v8::Global<Object>();
+  if (!resource.IsEmpty()) g->Reset(isolate, resource);
+  globals[key] = g;
+  return g;
+}
+
+// node::CallbackScope(Environment*, Global<Object>*, async_context) is in
+// Node 26's public node.h, not in v20's. Detected from the class itself, so
+// that the addon compiles against either header set; the JS side reads
+// hasGlobalCallbackScope.
+template <typename Scope>
+constexpr bool kHasGlobalScope =
+    std::is_constructible_v<Scope, node::Environment*, v8::Global<Object>*,
+                            node::async_context>;
+
+template <typename Scope>
+void RunGlobalScope(Isolate* isolate, v8::Global<Object>* holder,
+                    node::async_context ac, Local<Function> fn,
+                    double close_op) {
+  if constexpr (kHasGlobalScope<Scope>) {
+    Local<Context> context = isolate->GetCurrentContext();
+    node::Environment* env = node::GetCurrentEnvironment(context);
+    Scope scope(env, holder, ac);
+    MaybeLocal<Value> ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
+    (void)ret;
+    WriteMarker(close_op);
+  } else {
+    isolate->ThrowException(v8::Exception::Error(v8::String::NewFromUtf8Literal(
+        isolate,
+        "this node's public node::CallbackScope has no Global<Object>* constructor")));
+  }
+}
+
+// globalCallbackScope(asyncId, triggerAsyncId, resource, fn, closeOp, key):
+// as callbackScope, with the resource held as the Global of resource number
+// `key` (made from `resource` on first use).
+void GlobalCallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
+  node::async_context ac;
+  if (!Args(args, &ac)) return;
+  Isolate* isolate = args.GetIsolate();
+  HandleScope handle_scope(isolate);
+  Local<Context> context = isolate->GetCurrentContext();
+  double close_op = args[4]->IsNumber() ? args[4]->NumberValue(context).FromMaybe(-1) : -1;
+  if (!args[5]->IsNumber()) {
+    isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(
+        isolate, "expected (asyncId, triggerAsyncId, resource, fn, closeOp, key)")));
+    return;
+  }
+  double key = args[5]->NumberValue(context).FromMaybe(0);
+  v8::Global<Object>* holder = GlobalFor(isolate, key, args[2].As<Object>());
+  RunGlobalScope<node::CallbackScope>(isolate, holder, ac, args[3].As<Function>(), close_op);
+}
+
+// resetGlobal(key): Global<Object>::Reset() on the Global of resource number
+// `key` (made empty if there is none yet).
+void ResetGlobalFn(const FunctionCallbackInfo<Value>& args) {
+  Isolate* isolate = args.GetIsolate();
+  if (args.Length() < 1 || !args[0]->IsNumber()) {
+    isolate->ThrowException(v8::Exception::TypeError(
+        v8::String::NewFromUtf8Literal(isolate, "expected (key)")));
+    return;
+  }
+  double key = args[0]->NumberValue(isolate->GetCurrentContext()).FromMaybe(0);
+  GlobalFor(isolate, key, Local<Object>())->Reset();
+}
+
 // loopMarker(): from the first prepare phase of the event loop, i.e. once the
 // main script's scope has closed (its ticks included) and before any
 // immediate or destroy hook runs: call the function given to afterMain(), if
@@ -161,6 +241,14 @@ void AfterMain(const FunctionCallbackInfo<Value>& args) {
 }
 
 void Init(Local<Object> exports) {
+  Isolate* isolate = Isolate::GetCurrent();
+  exports
+      ->Set(isolate->GetCurrentContext(),
+            v8::String::NewFromUtf8Literal(isolate, "hasGlobalCallbackScope"),
+            v8::Boolean::New(isolate, kHasGlobalScope<node::CallbackScope>))
+      .Check();
+  NODE_SET_METHOD(exports, "globalCallbackScope", GlobalCallbackScopeFn);
+  NODE_SET_METHOD(exports, "resetGlobal", ResetGlobalFn);
   NODE_SET_METHOD(exports, "callbackScope", CallbackScopeFn);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallbackFn);
   NODE_SET_METHOD(exports, "loopMarker", LoopMarker);

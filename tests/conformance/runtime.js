@@ -21,8 +21,20 @@ const { Immediate, async_id_symbol: timer_async_id_symbol } = require('internal/
 // The fatal-exception report writes to process.stderr: create that stream
 // (a PIPEWRAP, FILEHANDLE or TTYWRAP) now, while no hook sees it.
 void process.stderr;
-// --no-deprecation: process.binding() would otherwise queue a warning tick.
-const aw = process.binding('async_wrap');
+// The async_wrap binding (its fields, constants and executionAsyncResource_):
+// process.binding('async_wrap') is gone in Node 26, internalBinding is
+// reached through internal/test/binding on every version. That module warns
+// through process.emitWarning, which would queue a tick (an async id, and a
+// callback that hooks enabled later would see): silenced while it loads.
+const aw = (() => {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => {};
+  try {
+    return require('internal/test/binding').internalBinding('async_wrap');
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+})();
 const addon = require(ADDON_PATH);
 
 const { async_id_symbol, trigger_async_id_symbol } = iah.symbols;
