@@ -315,7 +315,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
             Ok((n, was_rejected)) => {
                 applied += n;
                 rejected += u64::from(was_rejected);
-                if calibrate && case % CALIBRATION_EVERY == 0 {
+                if calibrate && case.is_multiple_of(CALIBRATION_EVERY) {
                     calibrator.keep(&ops, config.mutant);
                 }
             }
@@ -325,7 +325,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
                 break;
             }
         }
-        if cases % PROGRESS_EVERY == 0 {
+        if cases.is_multiple_of(PROGRESS_EVERY) {
             progress(cases);
         }
     }

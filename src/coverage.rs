@@ -137,6 +137,8 @@ use situation as s;
 
 /// Number of named situations.
 pub const SITUATION_COUNT: usize = 25;
+// The per-case bit set of [`Tally`] is a u32.
+const _: () = assert!(SITUATION_COUNT <= 32);
 
 /// The index in [`OP_KINDS`] of `op`'s kind (`OP_KINDS[op_kind_index(op)] ==
 /// op.kind()`), without comparing strings.
@@ -561,7 +563,6 @@ mod tests {
     #[test]
     fn the_index_constants_follow_situations() {
         assert_eq!(SITUATIONS.len(), SITUATION_COUNT);
-        assert!(SITUATION_COUNT <= 32, "the per-case bit set is a u32");
         assert_eq!(OP_KINDS.len(), OP_KIND_COUNT);
         let named = [
             (s::JS_PUSH_ABOVE_LAZY, "js-push-above-lazy"),
