@@ -177,6 +177,7 @@ impl CheckReport {
     pub fn ratio_to_bare(&self) -> Option<f64> {
         self.calibration
             .as_ref()
+            .filter(|c| c.ops > 0)
             .map(|c| self.ops_per_sec() / c.ops_per_sec())
     }
 }
@@ -315,7 +316,9 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
             Ok((n, was_rejected)) => {
                 applied += n;
                 rejected += u64::from(was_rejected);
-                if calibrate && case.is_multiple_of(CALIBRATION_EVERY) {
+                // By the case's place in this run, not its index: a shard's
+                // indices may all be odd.
+                if calibrate && cases.is_multiple_of(CALIBRATION_EVERY) {
                     calibrator.keep(&ops, config.mutant);
                 }
             }

@@ -47,8 +47,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Run nothing: add up these JSON summaries of shards of one run and
-    /// print the whole run's coverage table (fails on a counterexample, a
-    /// missing shard, or a situation below the floor).
+    /// print the whole run's coverage table (fails on a counterexample or a
+    /// missing shard).
     #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "json"])]
     pub merge: Vec<PathBuf>,
 }
