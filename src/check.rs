@@ -1,15 +1,24 @@
 //! Random lockstep checking: generated op sequences run on both sides, the
 //! first divergence shrunk to a minimal trace.
+//!
+//! Each case is generated while it runs: [`crate::generate::CaseGen`] draws
+//! the next op from the eager side of the pair, the pair applies it, the
+//! refinement relation and the coverage classification look at the states
+//! after it. Nothing is generated that is not run, and nothing is kept of a
+//! passing case. Only once a case fails is it shrunk ([`minimize`]).
+//!
+//! Case `i` of a run depends on the seed and `i` alone
+//! ([`crate::generate::case_rng`]), so `--shard I/N` runs the cases `i` with
+//! `i % N == I - 1` and the shards of a run add up to the whole run
+//! ([`Summary::merge`]).
 
-use crate::coverage::Coverage;
-use crate::generate::{EagerMachine, RefState};
+use crate::coverage::{self, Coverage, Tally};
+use crate::generate::CaseGen;
 use crate::lockstep::{self, Divergence, Pair};
 use lazy::mutant::Mutant;
-use model::vocab::{trace, Op};
-use proptest::strategy::{Strategy, ValueTree};
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
-use proptest_state_machine::ReferenceStateMachine;
-use std::cell::RefCell;
+use model::vocab::{trace, Op, OpError};
+use serde::{Deserialize, Serialize};
+use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// What `check` is asked to do.
@@ -25,6 +34,70 @@ pub struct CheckConfig {
     pub mutant: Option<Mutant>,
     /// Check the refinement relation after every op too.
     pub refinement: bool,
+    /// Which part of the cases to run.
+    pub shard: Shard,
+}
+
+/// A part of a run: of the cases `0..cases`, those whose index is
+/// `index - 1` modulo `count` (`--shard index/count`, 1-based as written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// Which shard, 1..=count.
+    pub index: u32,
+    /// How many shards the run is split into.
+    pub count: u32,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard { index: 1, count: 1 }
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `I/N` with 1 <= I <= N.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("expected I/N (shard I of N), got `{s}`"))?;
+        let index: u32 = i.trim().parse().map_err(|e| format!("shard `{i}`: {e}"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|e| format!("shard count `{n}`: {e}"))?;
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("shard {index}/{count}: need 1 <= I <= N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// The case indices of this shard, of the run's `cases`.
+    pub fn cases(self, cases: u32) -> impl Iterator<Item = u64> {
+        (u64::from(self.index) - 1..u64::from(cases)).step_by(self.count as usize)
+    }
+
+    /// How many cases of the run's `cases` this shard runs.
+    pub fn len(self, cases: u32) -> u64 {
+        let first = u64::from(self.index) - 1;
+        u64::from(cases)
+            .saturating_sub(first)
+            .div_ceil(u64::from(self.count))
+    }
+
+    /// Whether this shard runs no case of the run's `cases`.
+    pub fn is_empty(self, cases: u32) -> bool {
+        self.len(cases) == 0
+    }
 }
 
 impl Default for CheckConfig {
@@ -32,9 +105,10 @@ impl Default for CheckConfig {
         CheckConfig {
             cases: 100_000,
             seed: 66511,
-            max_len: 80,
+            max_len: 120,
             mutant: None,
             refinement: true,
+            shard: Shard::default(),
         }
     }
 }
@@ -48,14 +122,18 @@ pub struct Counterexample {
     pub divergence: Box<Divergence>,
     /// The seed that found it.
     pub seed: u64,
+    /// The index of the case that found it (before shrinking):
+    /// [`crate::generate::case_ops`] with the seed and this index gives it.
+    pub case: u64,
 }
 
 impl Counterexample {
     /// The trace in the text format, with a header saying how to replay it.
     pub fn trace_text(&self) -> String {
         let mut out = format!(
-            "# Counterexample found by `scopecheck check --seed {}`.\n# {}\n",
+            "# Counterexample found by `scopecheck check --seed {}` (case {}).\n# {}\n",
             self.seed,
+            self.case,
             self.divergence.to_string().trim_end().replace('\n', "\n# ")
         );
         out.push_str(&trace::print(&self.ops));
@@ -66,19 +144,131 @@ impl Counterexample {
 /// What a check run saw.
 #[derive(Clone, Debug)]
 pub struct CheckReport {
-    /// Sequences run (including shrinking attempts after a failure).
+    /// Sequences run (up to and including a failing one; shrinking
+    /// attempts are not counted).
     pub cases: u64,
     /// Ops applied on each side.
     pub ops: u64,
-    /// Wall time.
+    /// Wall time of the check, without the calibration's own runs and
+    /// without shrinking.
     pub elapsed: Duration,
-    /// Situations and op kinds reached.
+    /// Situations and op kinds reached, with the cases that reached each.
     pub coverage: Coverage,
     /// The minimal counterexample, if the sides ever differed.
     pub counterexample: Option<Counterexample>,
     /// Cases run up to and including the first failing one, and the time it
     /// took (before shrinking).
     pub first_failure: Option<(u64, Duration)>,
+    /// The bare pair's rate on ops of this run, measured during it.
+    pub calibration: Option<Calibration>,
+    /// Drawn ops the eager model rejected (a generator bug if not 0; the
+    /// case stops there).
+    pub rejected: u64,
+}
+
+impl CheckReport {
+    /// Ops per second of the check.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// The check's rate as a share of the bare pair's (1.0: as fast as
+    /// stepping the pair alone), when calibrated.
+    pub fn ratio_to_bare(&self) -> Option<f64> {
+        self.calibration
+            .as_ref()
+            .filter(|c| c.ops > 0)
+            .map(|c| self.ops_per_sec() / c.ops_per_sec())
+    }
+}
+
+/// The bare lockstep pair (`Pair::step` on each op, as `benches/lockstep.rs`
+/// runs it: no generation, no refinement check, no coverage) timed on a
+/// sample of the run's own cases, in slices spread over the run so that load
+/// that drifts hits the check and the calibration alike.
+#[derive(Clone, Debug, Default)]
+pub struct Calibration {
+    /// Ops replayed.
+    pub ops: u64,
+    /// Time the bare pair took on them.
+    pub elapsed: Duration,
+}
+
+impl Calibration {
+    /// The bare pair's ops per second.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One case of every this many is kept for the calibration.
+const CALIBRATION_EVERY: u64 = 4;
+/// The kept cases are replayed bare once they hold this many ops.
+const CALIBRATION_SLICE: usize = 8_192;
+/// Progress is reported every this many cases.
+const PROGRESS_EVERY: u64 = 256;
+
+#[derive(Default)]
+struct Calibrator {
+    kept: Vec<Vec<Op>>,
+    kept_ops: usize,
+    result: Calibration,
+}
+
+impl Calibrator {
+    fn keep(&mut self, ops: &[Op], mutant: Option<Mutant>) {
+        self.kept.push(ops.to_vec());
+        self.kept_ops += ops.len();
+        if self.kept_ops >= CALIBRATION_SLICE {
+            self.replay(mutant);
+        }
+    }
+
+    fn replay(&mut self, mutant: Option<Mutant>) {
+        let start = Instant::now();
+        for ops in &self.kept {
+            let mut pair = Pair::with_mutant(mutant);
+            for op in ops {
+                let _ = black_box(pair.step(black_box(op)));
+            }
+        }
+        self.result.elapsed += start.elapsed();
+        self.result.ops += self.kept_ops as u64;
+        self.kept.clear();
+        self.kept_ops = 0;
+    }
+}
+
+/// One case, generated while it runs: ops drawn from the eager side of a
+/// fresh pair, applied to both, the refinement relation checked after each
+/// (if asked), the coverage classified into `tally`. The ops run are left in
+/// `ops`. `Ok((ops applied, rejected))`, or the divergence.
+pub fn run_case(
+    config: &CheckConfig,
+    case: u64,
+    tally: &mut Tally,
+    ops: &mut Vec<Op>,
+) -> Result<(u64, bool), Box<Divergence>> {
+    let mut gen = CaseGen::new(config.seed, case, config.max_len);
+    let mut pair = Pair::with_mutant(config.mutant);
+    ops.clear();
+    while let Some(op) = gen.next_op(&pair.eager) {
+        coverage::classify_before(tally, &pair.lazy, &op);
+        let closing_lazy = matches!(op, Op::CloseScope { .. })
+            && matches!(pair.lazy.frames.last(), Some(model::env::Frame::Native(s)) if s.entered == lazy::Path::Lazy);
+        let index = ops.len();
+        ops.push(op);
+        let op = &ops[index];
+        match pair.checked_step(index, op, config.refinement)? {
+            Ok(obs) => coverage::classify_after(tally, closing_lazy, &pair.lazy, op, &obs),
+            Err(OpError::Impossible(_)) => {
+                ops.pop();
+                return Ok((index as u64, true));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok((ops.len() as u64, false))
 }
 
 /// Run `ops` in lockstep, recording coverage; the divergence if any.
@@ -106,101 +296,220 @@ pub fn run_with_coverage(
     Ok(applied)
 }
 
-fn runner(seed: u64, cases: u32) -> TestRunner {
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config {
-        cases,
-        failure_persistence: None,
-        max_shrink_iters: 100_000,
-        max_local_rejects: u32::MAX,
-        ..Config::default()
-    };
-    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
-}
-
-/// The strategy of whole sequences: initial state, ops, (unused) counter.
-pub fn sequences(
-    max_len: usize,
-) -> impl Strategy<
-    Value = (
-        RefState,
-        Vec<Op>,
-        Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
-    ),
-> {
-    EagerMachine::sequential_strategy(1..=max_len.max(1))
-}
-
-/// Random lockstep check; `progress` is called after every case with the
-/// number of cases done.
+/// Random lockstep check; `progress` is called every few hundred cases and
+/// at the end with the number of cases done.
 pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport {
     let start = Instant::now();
-    let coverage = RefCell::new(Coverage::default());
-    let ops = RefCell::new(0u64);
-    let cases = RefCell::new(0u64);
-    let progress = RefCell::new(progress);
-    let first_failure = RefCell::new(None);
-    let mut runner = runner(config.seed, config.cases);
-    let result = runner.run(&sequences(config.max_len), |(_, seq, seen)| {
-        *cases.borrow_mut() += 1;
-        let n = *cases.borrow();
-        (progress.borrow_mut())(n);
-        let outcome = run_with_coverage(
-            &seq,
-            config.mutant,
-            config.refinement,
-            &mut coverage.borrow_mut(),
-        );
-        // Tell the shrinker how many ops ran, so that it drops the rest first.
-        let ran = match &outcome {
-            Ok(applied) => *applied as usize,
-            Err(d) => d.index + 1,
-        };
-        if let Some(seen) = seen {
-            seen.fetch_add(ran, std::sync::atomic::Ordering::SeqCst);
-        }
+    let mut tally = Tally::default();
+    let mut ops = Vec::with_capacity(config.max_len);
+    let mut calibrator = Calibrator::default();
+    let calibrate = config.mutant.is_none();
+    let mut applied = 0u64;
+    let mut rejected = 0u64;
+    let mut cases = 0u64;
+    let mut failure = None;
+    for case in config.shard.cases(config.cases) {
+        let outcome = run_case(config, case, &mut tally, &mut ops);
+        tally.end_case();
+        cases += 1;
         match outcome {
-            Ok(applied) => {
-                *ops.borrow_mut() += applied;
-                Ok(())
+            Ok((n, was_rejected)) => {
+                applied += n;
+                rejected += u64::from(was_rejected);
+                // By the case's place in this run, not its index: a shard's
+                // indices may all be odd.
+                if calibrate && cases.is_multiple_of(CALIBRATION_EVERY) {
+                    calibrator.keep(&ops, config.mutant);
+                }
             }
             Err(d) => {
-                first_failure
-                    .borrow_mut()
-                    .get_or_insert((n, start.elapsed()));
-                Err(TestCaseError::fail(d.to_string()))
+                applied += d.index as u64 + 1;
+                failure = Some((case, cases, start.elapsed() - calibrator.result.elapsed));
+                break;
             }
+        }
+        if cases.is_multiple_of(PROGRESS_EVERY) {
+            progress(cases);
+        }
+    }
+    if calibrate && calibrator.kept_ops > 0 {
+        calibrator.replay(config.mutant);
+    }
+    progress(cases);
+    let elapsed = start.elapsed() - calibrator.result.elapsed;
+    let counterexample = failure.map(|(case, _, _)| {
+        if lockstep::run_with(&ops, config.mutant, config.refinement).is_ok() {
+            panic!(
+                "case {case} failed but runs clean on its own:\n{}",
+                trace::print(&ops)
+            );
+        }
+        let seq = minimize(&ops, config.mutant, config.refinement);
+        let divergence = lockstep::run_with(&seq, config.mutant, config.refinement)
+            .expect_err("the shrunk sequence still diverges");
+        let ops = seq[..=divergence.index].to_vec();
+        Counterexample {
+            ops,
+            divergence,
+            seed: config.seed,
+            case,
         }
     });
-    let counterexample = match result {
-        Err(TestError::Fail(reason, (_, seq, _))) => {
-            if lockstep::run_with(&seq, config.mutant, config.refinement).is_ok() {
-                panic!(
-                    "proptest failed a case that runs clean on its own: {reason}\n{}",
-                    trace::print(&seq)
-                );
-            }
-            let seq = minimize(&seq, config.mutant, config.refinement);
-            let divergence = lockstep::run_with(&seq, config.mutant, config.refinement)
-                .expect_err("the shrunk sequence still diverges");
-            let ops = seq[..=divergence.index].to_vec();
-            Some(Counterexample {
-                ops,
-                divergence,
-                seed: config.seed,
-            })
-        }
-        Err(TestError::Abort(why)) => panic!("the generator gave up: {why}"),
-        Ok(()) => None,
-    };
     CheckReport {
-        cases: cases.into_inner(),
-        ops: ops.into_inner(),
-        elapsed: start.elapsed(),
-        coverage: coverage.into_inner(),
+        cases,
+        ops: applied,
+        elapsed,
+        coverage: tally.coverage(),
         counterexample,
-        first_failure: first_failure.into_inner(),
+        first_failure: failure.map(|(_, n, t)| (n, t)),
+        calibration: calibrate.then_some(calibrator.result),
+        rejected,
+    }
+}
+
+/// The JSON summary of a run or a shard (`scopecheck check --json`): what
+/// [`Summary::merge`] adds up. Counts are by name, so that a summary reads
+/// on its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Seed of the run.
+    pub seed: u64,
+    /// Cases of the whole run (all shards).
+    pub run_cases: u32,
+    /// Longest sequence.
+    pub max_len: usize,
+    /// Refinement check on.
+    pub refinement: bool,
+    /// The shards this summary covers (one, or several once merged).
+    pub shards: Vec<Shard>,
+    /// Cases run.
+    pub cases: u64,
+    /// Ops applied on each side.
+    pub ops: u64,
+    /// Seconds of checking (added up over shards).
+    pub seconds: f64,
+    /// Situation → times reached.
+    pub situations: std::collections::BTreeMap<String, u64>,
+    /// Situation → cases that reached it.
+    pub cases_reaching: std::collections::BTreeMap<String, u64>,
+    /// Op kind → times applied.
+    pub op_kinds: std::collections::BTreeMap<String, u64>,
+    /// Counterexamples found (the shrunk trace, as text).
+    pub counterexamples: Vec<String>,
+}
+
+impl Summary {
+    /// The summary of `report`, a run of `config`.
+    pub fn of(config: &CheckConfig, report: &CheckReport) -> Summary {
+        let names = |m: &std::collections::BTreeMap<&'static str, u64>| {
+            m.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        Summary {
+            seed: config.seed,
+            run_cases: config.cases,
+            max_len: config.max_len,
+            refinement: config.refinement,
+            shards: vec![config.shard],
+            cases: report.cases,
+            ops: report.ops,
+            seconds: report.elapsed.as_secs_f64(),
+            situations: names(&report.coverage.situations),
+            cases_reaching: names(&report.coverage.cases_reaching),
+            op_kinds: names(&report.coverage.ops),
+            counterexamples: report
+                .counterexample
+                .iter()
+                .map(Counterexample::trace_text)
+                .collect(),
+        }
+    }
+
+    /// Add up summaries of shards of one run: the same seed, cases, maximum
+    /// length and refinement setting, each shard once, all of the same
+    /// count. The result equals the summary of the unsharded run (counts,
+    /// coverage, counterexamples), except for the seconds, which add up.
+    pub fn merge(parts: &[Summary]) -> Result<Summary, String> {
+        let first = parts.first().ok_or("nothing to merge")?;
+        let mut out = Summary {
+            shards: Vec::new(),
+            cases: 0,
+            ops: 0,
+            seconds: 0.0,
+            situations: Default::default(),
+            cases_reaching: Default::default(),
+            op_kinds: Default::default(),
+            counterexamples: Vec::new(),
+            ..first.clone()
+        };
+        for p in parts {
+            if (p.seed, p.run_cases, p.max_len, p.refinement)
+                != (first.seed, first.run_cases, first.max_len, first.refinement)
+            {
+                return Err(format!(
+                    "not shards of one run: seed {} cases {} max-len {} refinement {} vs seed {} cases {} max-len {} refinement {}",
+                    p.seed, p.run_cases, p.max_len, p.refinement,
+                    first.seed, first.run_cases, first.max_len, first.refinement
+                ));
+            }
+            for s in &p.shards {
+                if out.shards.contains(s) {
+                    return Err(format!("shard {s} appears twice"));
+                }
+                out.shards.push(*s);
+            }
+            out.cases += p.cases;
+            out.ops += p.ops;
+            out.seconds += p.seconds;
+            for (into, from) in [
+                (&mut out.situations, &p.situations),
+                (&mut out.cases_reaching, &p.cases_reaching),
+                (&mut out.op_kinds, &p.op_kinds),
+            ] {
+                for (k, v) in from {
+                    *into.entry(k.clone()).or_default() += v;
+                }
+            }
+            out.counterexamples
+                .extend(p.counterexamples.iter().cloned());
+        }
+        out.shards.sort_by_key(|s| (s.count, s.index));
+        Ok(out)
+    }
+
+    /// Whether the shards cover the whole run: every shard of one count.
+    pub fn complete(&self) -> bool {
+        let Some(n) = self.shards.first().map(|s| s.count) else {
+            return false;
+        };
+        self.shards.len() == n as usize
+            && self
+                .shards
+                .iter()
+                .enumerate()
+                .all(|(i, s)| s.count == n && s.index as usize == i + 1)
+    }
+
+    /// The coverage these counts stand for (names not in
+    /// [`crate::coverage::SITUATIONS`] or `OP_KINDS` are dropped).
+    pub fn coverage(&self) -> Coverage {
+        let mut c = Coverage {
+            cases: self.cases,
+            ..Coverage::default()
+        };
+        for (name, _) in crate::coverage::SITUATIONS {
+            if let Some(v) = self.situations.get(*name) {
+                c.situations.insert(name, *v);
+            }
+            if let Some(v) = self.cases_reaching.get(*name) {
+                c.cases_reaching.insert(name, *v);
+            }
+        }
+        for name in model::vocab::OP_KINDS {
+            if let Some(v) = self.op_kinds.get(*name) {
+                c.ops.insert(name, *v);
+            }
+        }
+        c
     }
 }
 
@@ -219,9 +528,11 @@ fn still_fails(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Option<B
     (valid && eager_accepts).then_some(divergence)
 }
 
-/// Finish shrinking: proptest's state-machine shrinker deletes ops from the
-/// back once; this deletes any op, or an open and its close together, while
-/// the sequence stays valid and still diverges, until nothing more can go.
+/// Shrink a failing sequence (delta debugging, one op at a time): cut it
+/// after the diverging op, then delete any op, or an open and its close
+/// together, while the sequence stays valid and still diverges, until
+/// nothing more can go. The result is 1-minimal: no single op (or
+/// open/close pair) can be deleted.
 pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op> {
     let Some(d) = still_fails(ops, mutant, refinement) else {
         return ops.to_vec();
@@ -273,11 +584,7 @@ pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op>
 }
 
 /// One sequence from the generator, for tools that want samples (the fuzz
-/// seed corpus, the conformance runner).
+/// seed corpus, the benchmarks): case 0 of the run with `seed`.
 pub fn sample(seed: u64, max_len: usize) -> Vec<Op> {
-    let mut runner = runner(seed, 1);
-    let tree = sequences(max_len)
-        .new_tree(&mut runner)
-        .expect("the generator does not reject the start state");
-    tree.current().1
+    crate::generate::case_ops(seed, 0, max_len)
 }

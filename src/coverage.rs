@@ -1,7 +1,13 @@
 //! Coverage: the named situations a run reached, read off the lazy side's
 //! state before and after each op. Random testing that never reaches the hard
-//! situations proves nothing, so the runner counts them and a test fails when
-//! the default run misses any.
+//! situations proves nothing, so the runner counts them, in how many cases
+//! each was reached too, and a test fails when a situation falls below its
+//! floor (`tests/lockstep.rs`).
+//!
+//! The classification ([`classify_before`], [`classify_after`]) reports each
+//! situation by its index in [`SITUATIONS`] to a [`Sink`]: [`Coverage`]
+//! (counts by name, what the explorer reads) or [`Tally`] (fixed arrays and
+//! a bit set per case, what the random check keeps: no map look-up per op).
 
 use lazy::async_hooks::Top;
 use lazy::{Lazy, LazyStack, Path};
@@ -9,6 +15,7 @@ use model::env::callback_scope::InternalCallbackScope;
 use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{Observation, Op, ResourceView, OP_KINDS};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The situations of `lazy-scopes.md` (and a few more), each with its name.
@@ -94,6 +101,7 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "a corrupted stack detected by a JS pop",
     ),
     ("check-failed", "a failed CHECK"),
+    ("ticks-run", "nextTick callbacks run"),
     (
         "lazy-close-out-of-order",
         "napi_close_callback_scope on a lazy scope that is not the innermost native scope, the check passing",
@@ -110,16 +118,100 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "unspecified-resource",
         "executionAsyncResource() reading a pointer into a scope that has returned",
     ),
-    ("ticks-run", "nextTick callbacks run"),
 ];
 
-/// Counts of situations and op kinds reached.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Coverage {
-    /// Situation name → times reached.
-    pub situations: BTreeMap<&'static str, u64>,
-    /// Op kind → times applied.
-    pub ops: BTreeMap<&'static str, u64>,
+/// The index of each situation in [`SITUATIONS`], by name.
+#[allow(missing_docs)]
+pub mod situation {
+    pub const JS_PUSH_ABOVE_LAZY: usize = 0;
+    pub const LAZY_ABOVE_JS: usize = 1;
+    pub const RESOURCE_LAZY_INNERMOST: usize = 2;
+    pub const RESOURCE_JS_ABOVE_LAZY: usize = 3;
+    pub const JS_POP_LAZY_MATCHING: usize = 4;
+    pub const JS_POP_LAZY_WRONG: usize = 5;
+    pub const RUN_IN_ASYNC_SCOPE_FINALLY_LAZY: usize = 6;
+    pub const RUN_IN_ASYNC_SCOPE_FINALLY_ONLY_LAZY: usize = 7;
+    pub const UNCAUGHT_UNWIND_LAZY: usize = 8;
+    pub const CLEAR_WITH_LAZY: usize = 9;
+    pub const LAZY_CLOSE_AFTER_CLEAR: usize = 10;
+    pub const HOOK_ENABLED_IN_LAZY: usize = 11;
+    pub const FIRST_RESOURCE_IN_LAZY: usize = 12;
+    pub const EAGER_IN_LAZY: usize = 13;
+    pub const LAZY_IN_EAGER: usize = 14;
+    pub const DEEP_WITH_LAZY: usize = 15;
+    pub const JS_PUSH_PAST_16: usize = 16;
+    pub const STOP_WITH_LAZY_AND_EAGER: usize = 17;
+    pub const GLOBAL_RESET_OPEN: usize = 18;
+    pub const OUTERMOST_CLOSE_WITH_HOOKS: usize = 19;
+    pub const LAZY_CLOSE_NOT_INNERMOST: usize = 20;
+    pub const CORRUPTED_ON_LAZY_CLOSE: usize = 21;
+    pub const CORRUPTED_ON_JS_POP: usize = 22;
+    pub const CHECK_FAILED: usize = 23;
+    pub const TICKS_RUN: usize = 24;
+    pub const LAZY_CLOSE_OUT_OF_ORDER: usize = 25;
+    pub const JS_AFTER_HANDLED_EXCEPTION: usize = 26;
+    pub const MODULE_ENTRY_WITH_LAZY: usize = 27;
+    pub const UNSPECIFIED_RESOURCE: usize = 28;
+}
+use situation as s;
+
+/// Number of named situations.
+pub const SITUATION_COUNT: usize = 29;
+// The per-case bit set of [`Tally`] is a u32.
+const _: () = assert!(SITUATION_COUNT <= 32);
+
+/// The index in [`OP_KINDS`] of `op`'s kind (`OP_KINDS[op_kind_index(op)] ==
+/// op.kind()`), without comparing strings.
+pub fn op_kind_index(op: &Op) -> usize {
+    use model::vocab::ScopeKind;
+    match op {
+        Op::NoForceAsyncHooksChecks => 0,
+        Op::OpenScope {
+            kind: ScopeKind::CallbackScope,
+            ..
+        } => 1,
+        Op::OpenScope {
+            kind: ScopeKind::MakeCallback,
+            ..
+        } => 2,
+        Op::CloseScope { .. } => 3,
+        Op::ResetGlobal(_) => 4,
+        Op::CreateHook { .. } => 5,
+        Op::EnableHook(_) => 6,
+        Op::DisableHook(_) => 7,
+        Op::EmitInit { .. } => 8,
+        Op::EmitBefore { .. } => 9,
+        Op::EmitAfter { .. } => 10,
+        Op::EmitDestroy { .. } => 11,
+        Op::EnterRunInAsyncScope { .. } => 12,
+        Op::ExitRunInAsyncScope => 13,
+        Op::EnterDefaultTriggerScope { .. } => 14,
+        Op::ExitDefaultTriggerScope => 15,
+        Op::NextTick { .. } => 16,
+        Op::TickCallback => 17,
+        Op::ExecutionAsyncId => 18,
+        Op::TriggerAsyncId => 19,
+        Op::ExecutionAsyncResource => 20,
+        Op::DefaultTriggerAsyncId => 21,
+        Op::NewAsyncId => 22,
+        Op::UncaughtException { .. } => 23,
+        Op::ClearAsyncIdStack => 24,
+        Op::Stop => 25,
+        Op::EntryModule => 26,
+        Op::TimersScope => 27,
+        Op::CloseOuter { .. } => 28,
+    }
+}
+
+/// Number of op kinds ([`OP_KINDS`]).
+pub const OP_KIND_COUNT: usize = 29;
+
+/// Where the classification reports what it sees.
+pub trait Sink {
+    /// Situation `index` (into [`SITUATIONS`]) was met.
+    fn hit(&mut self, index: usize);
+    /// An op of kind `index` (into [`OP_KINDS`]) was applied.
+    fn op(&mut self, index: usize);
 }
 
 fn innermost_native(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
@@ -129,127 +221,205 @@ fn innermost_native(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
     }
 }
 
-impl Coverage {
-    fn hit(&mut self, name: &'static str) {
-        *self.situations.entry(name).or_default() += 1;
+/// Report the situations `op` meets in `before` (the lazy state before it),
+/// and the op's kind unless the process had ended.
+pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
+    if !before.exited {
+        sink.op(op_kind_index(op));
+    }
+    let ah = &before.async_hooks;
+    let lazies = ah.store.k_lazy_scopes > 0;
+    let top = lazy::async_hooks::top(ah);
+    let current = ah.async_id_fields.k_execution_async_id;
+    let pushes = matches!(op, Op::EmitBefore { .. } | Op::EnterRunInAsyncScope { .. });
+    if pushes && top == Top::Lazy {
+        sink.hit(s::JS_PUSH_ABOVE_LAZY);
+    }
+    if matches!(op, Op::ExecutionAsyncResource) {
+        if top == Top::Lazy {
+            sink.hit(s::RESOURCE_LAZY_INNERMOST);
+        }
+        if lazies && top == Top::Stack {
+            sink.hit(s::RESOURCE_JS_ABOVE_LAZY);
+        }
+        if lazies && ah.fields.k_uses_execution_async_resource == 0 {
+            sink.hit(s::FIRST_RESOURCE_IN_LAZY);
+        }
+    }
+    if let Op::EmitAfter { async_id } = op {
+        if top == Top::Lazy {
+            if *async_id == current {
+                sink.hit(s::JS_POP_LAZY_MATCHING);
+            } else {
+                sink.hit(s::JS_POP_LAZY_WRONG);
+            }
+        }
+    }
+    if matches!(op, Op::ExitRunInAsyncScope) && lazies && !before.is_stopping {
+        if ah.fields.k_stack_length > 0 {
+            sink.hit(s::RUN_IN_ASYNC_SCOPE_FINALLY_LAZY);
+        } else {
+            sink.hit(s::RUN_IN_ASYNC_SCOPE_FINALLY_ONLY_LAZY);
+        }
+    }
+    if let Op::UncaughtException { handled: true } = op {
+        if lazies && ah.fields.k_after > 0 {
+            sink.hit(s::UNCAUGHT_UNWIND_LAZY);
+        }
+        if lazies {
+            sink.hit(s::CLEAR_WITH_LAZY);
+        }
+    }
+    if let (Op::CloseOuter { outer }, false) = (op, before.is_stopping) {
+        let closed = before
+            .frames
+            .iter()
+            .rev()
+            .filter_map(|f| match f {
+                Frame::Native(s) => Some(s),
+                _ => None,
+            })
+            .nth(*outer as usize);
+        let passes = closed.is_some_and(|s| s.async_context.async_id == current);
+        if closed.is_some_and(|s| s.entered == Path::Lazy) && passes {
+            sink.hit(s::LAZY_CLOSE_OUT_OF_ORDER);
+        }
+    }
+    if let Some(scope) = innermost_native(before) {
+        if scope.handled_exception && !scope.threw && op.kind() != "close" && before.js_running() {
+            sink.hit(s::JS_AFTER_HANDLED_EXCEPTION);
+        }
+    }
+    let module_entry =
+        matches!(before.frames.first(), Some(Frame::Native(m)) if m.main_script && !m.pushed_ids);
+    if module_entry && lazies && !before.is_stopping {
+        sink.hit(s::MODULE_ENTRY_WITH_LAZY);
+    }
+    if matches!(op, Op::ClearAsyncIdStack) && lazies {
+        sink.hit(s::CLEAR_WITH_LAZY);
+    }
+    if matches!(op, Op::EnableHook(_)) && lazies && ah.fields.k_totals == 0 {
+        sink.hit(s::HOOK_ENABLED_IN_LAZY);
+    }
+    if matches!(op, Op::Stop) && lazies && ah.fields.k_stack_length > 0 && !before.is_stopping {
+        sink.hit(s::STOP_WITH_LAZY_AND_EAGER);
+    }
+    if let Op::ResetGlobal(r) = op {
+        let held = before
+            .frames
+            .iter()
+            .any(|f| matches!(f, Frame::Native(s) if s.resource == NativeSlot::Global(*r)));
+        if held {
+            sink.hit(s::GLOBAL_RESET_OPEN);
+        }
+    }
+    if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
+        if scope.entered == Path::Lazy && !before.is_stopping {
+            let own = ah.store.lazy_scopes.last().map(|l| l.async_id)
+                == Some(scope.async_context.async_id);
+            if !lazies {
+                sink.hit(s::LAZY_CLOSE_AFTER_CLEAR);
+            } else if top != Top::Lazy || !own {
+                sink.hit(s::LAZY_CLOSE_NOT_INNERMOST);
+            }
+        }
+        if before.async_callback_scope_depth == 1 && ah.fields.k_totals > 0 && !before.is_stopping {
+            sink.hit(s::OUTERMOST_CLOSE_WITH_HOOKS);
+        }
+    }
+    if pushes && ah.fields.k_stack_length as usize >= ah.stack_capacity_pairs {
+        sink.hit(s::JS_PUSH_PAST_16);
+    }
+}
+
+/// Report the situations visible after `op` (`after` is the lazy state,
+/// `observations` what it showed); `closing_lazy`: the op closed a scope
+/// that took the lazy path.
+pub fn classify_after(
+    sink: &mut impl Sink,
+    closing_lazy: bool,
+    after: &Lazy,
+    op: &Op,
+    observations: &[Observation],
+) {
+    let ah = &after.async_hooks;
+    if let Op::OpenScope { .. } = op {
+        if let Some(scope) = innermost_native(after) {
+            let outer = || after.frames.iter().rev().skip(1);
+            if scope.entered == Path::Lazy {
+                if ah
+                    .store
+                    .lazy_scopes
+                    .last()
+                    .is_some_and(|l| l.stack_position > 0)
+                {
+                    sink.hit(s::LAZY_ABOVE_JS);
+                }
+                let outer_has_eager = outer().any(
+                    |f| matches!(f, Frame::Native(s) if s.entered != Path::Lazy && s.pushed_ids),
+                );
+                if outer_has_eager {
+                    sink.hit(s::LAZY_IN_EAGER);
+                }
+            } else if scope.pushed_ids {
+                let outer_has_lazy =
+                    outer().any(|f| matches!(f, Frame::Native(s) if s.entered == Path::Lazy));
+                if outer_has_lazy {
+                    sink.hit(s::EAGER_IN_LAZY);
+                }
+            }
+        }
+    }
+    if ah.store.k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 && ah.depth() > 16 {
+        sink.hit(s::DEEP_WITH_LAZY);
+    }
+    for o in observations {
+        match o {
+            Observation::CorruptedStack { .. } => match op {
+                Op::CloseScope { .. } if closing_lazy => sink.hit(s::CORRUPTED_ON_LAZY_CLOSE),
+                Op::CloseScope { .. } => {}
+                _ => sink.hit(s::CORRUPTED_ON_JS_POP),
+            },
+            Observation::CheckFailed(_) => sink.hit(s::CHECK_FAILED),
+            Observation::ExecutionAsyncResource(ResourceView::Unspecified)
+            | Observation::Tick {
+                resource: Some(ResourceView::Unspecified),
+                ..
+            } => sink.hit(s::UNSPECIFIED_RESOURCE),
+            Observation::Tick { .. } => sink.hit(s::TICKS_RUN),
+            _ => {}
+        }
+    }
+}
+
+/// Counts of situations and op kinds reached, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// Situation name → times reached.
+    pub situations: BTreeMap<&'static str, u64>,
+    /// Op kind → times applied.
+    pub ops: BTreeMap<&'static str, u64>,
+    /// Situation name → cases that reached it at least once (filled by
+    /// [`Tally::coverage`]; empty when nobody counted cases).
+    pub cases_reaching: BTreeMap<&'static str, u64>,
+    /// Cases run (0 when nobody counted cases).
+    pub cases: u64,
+}
+
+impl Sink for Coverage {
+    fn hit(&mut self, index: usize) {
+        *self.situations.entry(SITUATIONS[index].0).or_default() += 1;
     }
 
+    fn op(&mut self, index: usize) {
+        *self.ops.entry(OP_KINDS[index]).or_default() += 1;
+    }
+}
+
+impl Coverage {
     /// Record the situations `op` meets in `before` (the lazy state before it).
     pub fn before_op(&mut self, before: &Lazy, op: &Op) {
-        if !before.exited {
-            *self.ops.entry(op.kind()).or_default() += 1;
-        }
-        let ah = &before.async_hooks;
-        let lazies = ah.store.k_lazy_scopes > 0;
-        let top = lazy::async_hooks::top(ah);
-        let current = ah.async_id_fields.k_execution_async_id;
-        let pushes = matches!(op, Op::EmitBefore { .. } | Op::EnterRunInAsyncScope { .. });
-        if pushes && top == Top::Lazy {
-            self.hit("js-push-above-lazy");
-        }
-        if matches!(op, Op::ExecutionAsyncResource) {
-            if top == Top::Lazy {
-                self.hit("resource-lazy-innermost");
-            }
-            if lazies && top == Top::Stack {
-                self.hit("resource-js-above-lazy");
-            }
-            if lazies && ah.fields.k_uses_execution_async_resource == 0 {
-                self.hit("first-resource-in-lazy");
-            }
-        }
-        if let Op::EmitAfter { async_id } = op {
-            if top == Top::Lazy {
-                if *async_id == current {
-                    self.hit("js-pop-lazy-matching");
-                } else {
-                    self.hit("js-pop-lazy-wrong");
-                }
-            }
-        }
-        if matches!(op, Op::ExitRunInAsyncScope) && lazies && !before.is_stopping {
-            if ah.fields.k_stack_length > 0 {
-                self.hit("run-in-async-scope-finally-lazy");
-            } else {
-                self.hit("run-in-async-scope-finally-only-lazy");
-            }
-        }
-        if let Op::UncaughtException { handled: true } = op {
-            if lazies && ah.fields.k_after > 0 {
-                self.hit("uncaught-unwind-lazy");
-            }
-            if lazies {
-                self.hit("clear-with-lazy");
-            }
-        }
-        if let (Op::CloseOuter { outer }, false) = (op, before.is_stopping) {
-            let closed = before
-                .frames
-                .iter()
-                .rev()
-                .filter_map(|f| match f {
-                    Frame::Native(s) => Some(s),
-                    _ => None,
-                })
-                .nth(*outer as usize);
-            let passes = closed.is_some_and(|s| s.async_context.async_id == current);
-            if closed.is_some_and(|s| s.entered == Path::Lazy) && passes {
-                self.hit("lazy-close-out-of-order");
-            }
-        }
-        if let Some(scope) = innermost_native(before) {
-            if scope.handled_exception
-                && !scope.threw
-                && op.kind() != "close"
-                && before.js_running()
-            {
-                self.hit("js-after-handled-exception");
-            }
-        }
-        let module_entry = matches!(before.frames.first(), Some(Frame::Native(m)) if m.main_script && !m.pushed_ids);
-        if module_entry && lazies && !before.is_stopping {
-            self.hit("module-entry-with-lazy");
-        }
-        if matches!(op, Op::ClearAsyncIdStack) && lazies {
-            self.hit("clear-with-lazy");
-        }
-        if matches!(op, Op::EnableHook(_)) && lazies && ah.fields.k_totals == 0 {
-            self.hit("hook-enabled-in-lazy");
-        }
-        if matches!(op, Op::Stop) && lazies && ah.fields.k_stack_length > 0 && !before.is_stopping {
-            self.hit("stop-with-lazy-and-eager");
-        }
-        if let Op::ResetGlobal(r) = op {
-            let held = before
-                .frames
-                .iter()
-                .any(|f| matches!(f, Frame::Native(s) if s.resource == NativeSlot::Global(*r)));
-            if held {
-                self.hit("global-reset-open");
-            }
-        }
-        if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
-            if scope.entered == Path::Lazy && !before.is_stopping {
-                let own = ah.store.lazy_scopes.last().map(|l| l.async_id)
-                    == Some(scope.async_context.async_id);
-                if !lazies {
-                    self.hit("lazy-close-after-clear");
-                } else if top != Top::Lazy || !own {
-                    self.hit("lazy-close-not-innermost");
-                }
-            }
-            if before.async_callback_scope_depth == 1
-                && ah.fields.k_totals > 0
-                && !before.is_stopping
-            {
-                self.hit("outermost-close-with-hooks");
-            }
-        }
-        if matches!(op, Op::EmitBefore { .. } | Op::EnterRunInAsyncScope { .. })
-            && ah.fields.k_stack_length as usize >= ah.stack_capacity_pairs
-        {
-            self.hit("js-push-past-16");
-        }
+        classify_before(self, before, op);
     }
 
     /// Record the situations visible after `op` (`after` is the lazy state,
@@ -262,55 +432,7 @@ impl Coverage {
         op: &Op,
         observations: &[Observation],
     ) {
-        let ah = &after.async_hooks;
-        if let Op::OpenScope { .. } = op {
-            if let Some(scope) = innermost_native(after) {
-                let outer_has_lazy = after
-                    .frames
-                    .iter()
-                    .rev()
-                    .skip(1)
-                    .any(|f| matches!(f, Frame::Native(s) if s.entered == Path::Lazy));
-                let outer_has_eager = after.frames.iter().rev().skip(1).any(
-                    |f| matches!(f, Frame::Native(s) if s.entered != Path::Lazy && s.pushed_ids),
-                );
-                if scope.entered == Path::Lazy {
-                    if ah
-                        .store
-                        .lazy_scopes
-                        .last()
-                        .is_some_and(|l| l.stack_position > 0)
-                    {
-                        self.hit("lazy-above-js");
-                    }
-                    if outer_has_eager {
-                        self.hit("lazy-in-eager");
-                    }
-                } else if scope.pushed_ids && outer_has_lazy {
-                    self.hit("eager-in-lazy");
-                }
-            }
-        }
-        if ah.depth() > 16 && ah.store.k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 {
-            self.hit("deep-with-lazy");
-        }
-        for o in observations {
-            match o {
-                Observation::CorruptedStack { .. } => match op {
-                    Op::CloseScope { .. } if closing_lazy => self.hit("corrupted-on-lazy-close"),
-                    Op::CloseScope { .. } => {}
-                    _ => self.hit("corrupted-on-js-pop"),
-                },
-                Observation::CheckFailed(_) => self.hit("check-failed"),
-                Observation::ExecutionAsyncResource(ResourceView::Unspecified)
-                | Observation::Tick {
-                    resource: Some(ResourceView::Unspecified),
-                    ..
-                } => self.hit("unspecified-resource"),
-                Observation::Tick { .. } => self.hit("ticks-run"),
-                _ => {}
-            }
-        }
+        classify_after(self, closing_lazy, after, op, observations);
     }
 
     /// Add another run's counts.
@@ -321,6 +443,10 @@ impl Coverage {
         for (k, v) in &other.ops {
             *self.ops.entry(k).or_default() += v;
         }
+        for (k, v) in &other.cases_reaching {
+            *self.cases_reaching.entry(k).or_default() += v;
+        }
+        self.cases += other.cases;
     }
 
     /// Situations and op kinds never reached.
@@ -339,18 +465,219 @@ impl Coverage {
         missing
     }
 
-    /// The coverage table, one row per situation and op kind.
+    /// The percentage of cases that reached `name` (`None` when cases were
+    /// not counted).
+    pub fn case_percent(&self, name: &str) -> Option<f64> {
+        (self.cases > 0).then(|| {
+            100.0 * self.cases_reaching.get(name).copied().unwrap_or(0) as f64 / self.cases as f64
+        })
+    }
+
+    /// Situations reached in fewer than `floor_percent` % of the cases, with
+    /// their percentage (empty when cases were not counted).
+    pub fn below(&self, floor_percent: f64) -> Vec<(&'static str, f64)> {
+        SITUATIONS
+            .iter()
+            .filter_map(|(name, _)| {
+                let p = self.case_percent(name)?;
+                (p < floor_percent).then_some((*name, p))
+            })
+            .collect()
+    }
+
+    /// The coverage table, one row per situation and op kind; with the
+    /// cases counted, how many cases reached each situation and what share
+    /// of all cases that is.
     pub fn table(&self) -> String {
-        let mut out = String::from("situation                              times  description\n");
+        let mut out = String::from(
+            "situation                                times    cases  % cases  description\n",
+        );
         for (name, what) in SITUATIONS {
             let n = self.situations.get(name).copied().unwrap_or(0);
-            out.push_str(&format!("{name:<38} {n:>6}  {what}\n"));
+            let (cases, percent) = match self.case_percent(name) {
+                Some(p) => (
+                    self.cases_reaching
+                        .get(name)
+                        .copied()
+                        .unwrap_or(0)
+                        .to_string(),
+                    format!("{p:.2}"),
+                ),
+                None => ("-".to_string(), "-".to_string()),
+            };
+            out.push_str(&format!(
+                "{name:<38} {n:>8} {cases:>8} {percent:>8}  {what}\n"
+            ));
         }
-        out.push_str("\nop kind                                times\n");
+        out.push_str("\nop kind                                   times\n");
         for k in OP_KINDS {
             let n = self.ops.get(k).copied().unwrap_or(0);
-            out.push_str(&format!("{k:<38} {n:>6}\n"));
+            out.push_str(&format!("{k:<38} {n:>8}\n"));
         }
         out
+    }
+}
+
+/// What the random check keeps while it runs: counts in fixed arrays, and
+/// the situations the current case met as a bit set, so that each case
+/// counts once per situation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tally {
+    /// Times each situation was met.
+    pub times: [u64; SITUATION_COUNT],
+    /// Cases that met each situation.
+    pub cases_reaching: [u64; SITUATION_COUNT],
+    /// Ops applied, by kind.
+    pub ops: [u64; OP_KIND_COUNT],
+    /// Cases ended.
+    pub cases: u64,
+    current: u32,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            times: [0; SITUATION_COUNT],
+            cases_reaching: [0; SITUATION_COUNT],
+            ops: [0; OP_KIND_COUNT],
+            cases: 0,
+            current: 0,
+        }
+    }
+}
+
+impl Sink for Tally {
+    fn hit(&mut self, index: usize) {
+        self.times[index] += 1;
+        self.current |= 1 << index;
+    }
+
+    fn op(&mut self, index: usize) {
+        self.ops[index] += 1;
+    }
+}
+
+impl Tally {
+    /// End the current case: each situation it met counts one case.
+    pub fn end_case(&mut self) {
+        let mut bits = std::mem::take(&mut self.current);
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            self.cases_reaching[i] += 1;
+            bits &= bits - 1;
+        }
+        self.cases += 1;
+    }
+
+    /// The situations the current case met so far, as a bit set over
+    /// [`SITUATIONS`].
+    pub fn current_case(&self) -> u32 {
+        self.current
+    }
+
+    /// Add another tally's counts (of ended cases).
+    pub fn merge(&mut self, other: &Tally) {
+        for i in 0..SITUATION_COUNT {
+            self.times[i] += other.times[i];
+            self.cases_reaching[i] += other.cases_reaching[i];
+        }
+        for i in 0..OP_KIND_COUNT {
+            self.ops[i] += other.ops[i];
+        }
+        self.cases += other.cases;
+    }
+
+    /// The same counts by name (situations and op kinds never reached are
+    /// left out, as [`Coverage`] counts them).
+    pub fn coverage(&self) -> Coverage {
+        let mut c = Coverage {
+            cases: self.cases,
+            ..Coverage::default()
+        };
+        for (i, (name, _)) in SITUATIONS.iter().enumerate() {
+            if self.times[i] > 0 {
+                c.situations.insert(name, self.times[i]);
+                c.cases_reaching.insert(name, self.cases_reaching[i]);
+            }
+        }
+        for (i, name) in OP_KINDS.iter().enumerate() {
+            if self.ops[i] > 0 {
+                c.ops.insert(name, self.ops[i]);
+            }
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_constants_follow_situations() {
+        assert_eq!(SITUATIONS.len(), SITUATION_COUNT);
+        assert_eq!(OP_KINDS.len(), OP_KIND_COUNT);
+        let named = [
+            (s::JS_PUSH_ABOVE_LAZY, "js-push-above-lazy"),
+            (s::LAZY_ABOVE_JS, "lazy-above-js"),
+            (s::RESOURCE_LAZY_INNERMOST, "resource-lazy-innermost"),
+            (s::RESOURCE_JS_ABOVE_LAZY, "resource-js-above-lazy"),
+            (s::JS_POP_LAZY_MATCHING, "js-pop-lazy-matching"),
+            (s::JS_POP_LAZY_WRONG, "js-pop-lazy-wrong"),
+            (
+                s::RUN_IN_ASYNC_SCOPE_FINALLY_LAZY,
+                "run-in-async-scope-finally-lazy",
+            ),
+            (
+                s::RUN_IN_ASYNC_SCOPE_FINALLY_ONLY_LAZY,
+                "run-in-async-scope-finally-only-lazy",
+            ),
+            (s::UNCAUGHT_UNWIND_LAZY, "uncaught-unwind-lazy"),
+            (s::CLEAR_WITH_LAZY, "clear-with-lazy"),
+            (s::LAZY_CLOSE_AFTER_CLEAR, "lazy-close-after-clear"),
+            (s::HOOK_ENABLED_IN_LAZY, "hook-enabled-in-lazy"),
+            (s::FIRST_RESOURCE_IN_LAZY, "first-resource-in-lazy"),
+            (s::EAGER_IN_LAZY, "eager-in-lazy"),
+            (s::LAZY_IN_EAGER, "lazy-in-eager"),
+            (s::DEEP_WITH_LAZY, "deep-with-lazy"),
+            (s::JS_PUSH_PAST_16, "js-push-past-16"),
+            (s::STOP_WITH_LAZY_AND_EAGER, "stop-with-lazy-and-eager"),
+            (s::GLOBAL_RESET_OPEN, "global-reset-open"),
+            (s::OUTERMOST_CLOSE_WITH_HOOKS, "outermost-close-with-hooks"),
+            (s::LAZY_CLOSE_NOT_INNERMOST, "lazy-close-not-innermost"),
+            (s::CORRUPTED_ON_LAZY_CLOSE, "corrupted-on-lazy-close"),
+            (s::CORRUPTED_ON_JS_POP, "corrupted-on-js-pop"),
+            (s::CHECK_FAILED, "check-failed"),
+            (s::TICKS_RUN, "ticks-run"),
+            (s::LAZY_CLOSE_OUT_OF_ORDER, "lazy-close-out-of-order"),
+            (s::JS_AFTER_HANDLED_EXCEPTION, "js-after-handled-exception"),
+            (s::MODULE_ENTRY_WITH_LAZY, "module-entry-with-lazy"),
+            (s::UNSPECIFIED_RESOURCE, "unspecified-resource"),
+        ];
+        assert_eq!(named.len(), SITUATION_COUNT);
+        for (i, name) in named {
+            assert_eq!(SITUATIONS[i].0, name);
+        }
+    }
+
+    #[test]
+    fn a_case_counts_once_per_situation() {
+        let mut t = Tally::default();
+        t.hit(s::TICKS_RUN);
+        t.hit(s::TICKS_RUN);
+        t.hit(s::CHECK_FAILED);
+        t.end_case();
+        t.hit(s::TICKS_RUN);
+        t.end_case();
+        t.end_case();
+        assert_eq!(t.times[s::TICKS_RUN], 3);
+        assert_eq!(t.cases_reaching[s::TICKS_RUN], 2);
+        assert_eq!(t.cases_reaching[s::CHECK_FAILED], 1);
+        assert_eq!(t.cases, 3);
+        let c = t.coverage();
+        assert_eq!(c.case_percent("ticks-run"), Some(200.0 / 3.0));
+        assert_eq!(c.case_percent("lazy-in-eager"), Some(0.0));
+        assert!(c.below(1.0).iter().any(|(n, _)| *n == "lazy-in-eager"));
+        assert!(!c.below(1.0).iter().any(|(n, _)| *n == "ticks-run"));
     }
 }

@@ -1,179 +1,749 @@
 //! Generators of op sequences that can happen in Node, biased toward what
-//! breaks stacks. The eager model is the reference state machine
-//! (`proptest-state-machine`): each op is drawn from the current state, and
-//! kept only if the model accepts it, so that shrinking keeps sequences valid.
+//! breaks stacks. Each op is drawn directly from the state the eager model is
+//! in (a [`CaseGen`] looks at the model after the ops so far), so every
+//! drawn op is one the model accepts: no strategy objects, no rejection.
+//!
+//! **Swarm testing.** Each case first draws its own [`Swarm`]: a random
+//! subset of the op kinds, each with a random weight, a length, and a target
+//! nesting depth that the case builds up to before anything unwinds. One case
+//! that never closes a scope and pushes from JavaScript reaches past 16
+//! pairs; one that never calls `executionAsyncResource()` but enables a hook
+//! and disables it again nests a lazy scope in an eager one; a uniform mix
+//! does neither often. `docs/performance.md` ("Reach") gives the figures.
+//!
+//! **Randomness.** One [`rand_chacha::ChaCha8Rng`] per case, keyed by the
+//! run's seed and put on its own stream by the case's index ([`case_rng`]):
+//! the same seed runs the same cases, on any machine and in any order, so
+//! a run can be split into disjoint shards whose results add up to the
+//! whole run (`scopecheck check --shard I/N`). ChaCha8 is a well-kept,
+//! portable generator whose output the `rand_chacha` crate keeps stable
+//! across versions; drawing from it costs a few nanoseconds.
 
-use crate::lockstep::Answer;
 use model::env::Frame;
 use model::vocab::{
     AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId, Runtime,
     ScopeFlags, ScopeKind,
 };
 use model::Eager;
-use proptest::prelude::*;
-use proptest::strategy::{BoxedStrategy, Just, Strategy};
-use proptest_state_machine::ReferenceStateMachine;
-
-/// The reference state: the eager model after the ops so far, and the answer
-/// to the last op.
-#[derive(Clone, Debug)]
-pub struct RefState {
-    /// The eager model.
-    pub eager: Eager,
-    /// What the last op answered.
-    pub last: Option<Answer>,
-    /// This sequence nests deep (past 16 entries) before it unwinds.
-    pub deep: bool,
-}
-
-/// The eager model as a `proptest-state-machine` reference machine.
-pub struct EagerMachine;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 /// Resources the generators use: `R1`..`R4`.
 pub const RESOURCES: u32 = 4;
 /// Hooks the generators use: `H1`..`H3`.
 pub const HOOKS: u32 = 3;
 
-/// Ids worth trying now: those of open scopes and JS contexts, the current
-/// execution and trigger ids, destroyed ids, 0, -1, a few fresh ones.
-pub fn interesting_ids(eager: &Eager) -> Vec<AsyncId> {
-    let mut ids = vec![0, -1];
-    let f = &eager.async_hooks.async_id_fields;
-    ids.push(f.k_execution_async_id);
-    ids.push(f.k_trigger_async_id);
-    for frame in &eager.frames {
-        match frame {
-            Frame::Native(s) => {
-                ids.push(s.async_context.async_id);
-                ids.push(s.async_context.trigger_async_id);
-            }
-            Frame::RunInAsyncScope { async_id } => ids.push(*async_id),
-            Frame::DefaultTriggerScope { .. } => {}
-        }
-    }
-    let depth = eager.async_hooks.fields.k_stack_length as usize;
-    for (e, t) in eager.async_hooks.async_ids_stack.iter().take(depth) {
-        ids.push(*e);
-        ids.push(*t);
-    }
-    ids.extend(eager.destroy_async_id_list.iter().copied());
-    let counter = f.k_async_id_counter;
-    ids.extend([counter, counter + 1, counter + 2, counter + 7]);
-    ids.sort_unstable();
-    ids.dedup();
-    ids
+/// The random generator of case `case` of the run with `seed`: ChaCha8 keyed
+/// by the seed, on stream `case`. Cases are independent of each other.
+pub fn case_rng(seed: u64, case: u64) -> ChaCha8Rng {
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    // A fixed tag, so that these keys are not those of other tools' seeds.
+    key[8..16].copy_from_slice(b"scopechk");
+    let mut rng = ChaCha8Rng::from_seed(key);
+    rng.set_stream(case);
+    rng
 }
 
-fn id_strategy(ids: &[AsyncId]) -> BoxedStrategy<AsyncId> {
-    let ids = ids.to_vec();
-    prop_oneof![
-        8 => proptest::sample::select(ids),
-        1 => -2i64..12,
-    ]
-    .boxed()
+/// The kinds of op a case chooses from. `End*` kinds end the innermost frame
+/// of their sort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// `no-force-async-hooks-checks` (first op only).
+    NoForce,
+    /// `callback-scope`.
+    CallbackScope,
+    /// `make-callback`.
+    MakeCallback,
+    /// `close`.
+    Close,
+    /// `close threw`.
+    CloseThrew,
+    /// `reset-global`.
+    ResetGlobal,
+    /// `create-hook`.
+    CreateHook,
+    /// `enable-hook`.
+    EnableHook,
+    /// `disable-hook`.
+    DisableHook,
+    /// `emit-init`.
+    EmitInit,
+    /// `emit-before`.
+    EmitBefore,
+    /// `emit-after`.
+    EmitAfter,
+    /// `emit-destroy`.
+    EmitDestroy,
+    /// `run-in-async-scope`.
+    RunInAsyncScope,
+    /// `end-run-in-async-scope`.
+    EndRunInAsyncScope,
+    /// `default-trigger-scope`.
+    DefaultTriggerScope,
+    /// `end-default-trigger-scope`.
+    EndDefaultTriggerScope,
+    /// `next-tick`.
+    NextTick,
+    /// `tick-callback`.
+    TickCallback,
+    /// `execution-async-id`.
+    ExecutionAsyncId,
+    /// `trigger-async-id`.
+    TriggerAsyncId,
+    /// `execution-async-resource`.
+    ExecutionAsyncResource,
+    /// `default-trigger-async-id`.
+    DefaultTriggerAsyncId,
+    /// `new-async-id`.
+    NewAsyncId,
+    /// `uncaught-exception`.
+    UncaughtException,
+    /// `clear-async-id-stack`.
+    ClearAsyncIdStack,
+    /// `stop`.
+    Stop,
+    /// `entry-module` (before the program's first op).
+    EntryModule,
+    /// `close-outer K`: `napi_close_callback_scope` on an outer scope.
+    CloseOuter,
 }
 
-/// One of `hooks` (H1 when there are none: the caller gives that choice
-/// weight 0 then, so it is never drawn).
-/// One of `items`, or `fallback` when there is none (its weight is then 0).
-fn pick_or<T: Clone + std::fmt::Debug + 'static>(items: Vec<T>, fallback: T) -> BoxedStrategy<T> {
-    if items.is_empty() {
-        Just(fallback).boxed()
-    } else {
-        proptest::sample::select(items).boxed()
-    }
-}
+/// Number of [`Kind`]s.
+pub const KINDS: usize = 29;
 
-fn pick(hooks: Vec<HookId>) -> BoxedStrategy<HookId> {
-    pick_or(hooks, HookId(1))
-}
-
-fn resource_strategy() -> BoxedStrategy<ResourceId> {
-    (1..=RESOURCES).prop_map(ResourceId).boxed()
-}
-
-fn callbacks_strategy() -> BoxedStrategy<HookCallbacks> {
-    prop_oneof![
-        3 => Just(HookCallbacks::ALL),
-        2 => any::<(bool, bool, bool, bool, bool)>().prop_map(|(init, before, after, destroy, promise_resolve)| {
-            HookCallbacks { init, before, after, destroy, promise_resolve }
-        }),
-    ]
-    .boxed()
-}
-
-fn open_scope_strategy(ids: BoxedStrategy<AsyncId>) -> BoxedStrategy<Op> {
-    let flags = prop_oneof![
-        6 => Just(ScopeFlags::default()),
-        1 => any::<(bool, bool)>().prop_map(|(skip_async_hooks, skip_task_queues)| ScopeFlags {
-            skip_async_hooks,
-            skip_task_queues
-        }),
+impl Kind {
+    /// Every kind, in declaration order (`Kind::ALL[k as usize] == k`).
+    pub const ALL: [Kind; KINDS] = [
+        Kind::NoForce,
+        Kind::CallbackScope,
+        Kind::MakeCallback,
+        Kind::Close,
+        Kind::CloseThrew,
+        Kind::ResetGlobal,
+        Kind::CreateHook,
+        Kind::EnableHook,
+        Kind::DisableHook,
+        Kind::EmitInit,
+        Kind::EmitBefore,
+        Kind::EmitAfter,
+        Kind::EmitDestroy,
+        Kind::RunInAsyncScope,
+        Kind::EndRunInAsyncScope,
+        Kind::DefaultTriggerScope,
+        Kind::EndDefaultTriggerScope,
+        Kind::NextTick,
+        Kind::TickCallback,
+        Kind::ExecutionAsyncId,
+        Kind::TriggerAsyncId,
+        Kind::ExecutionAsyncResource,
+        Kind::DefaultTriggerAsyncId,
+        Kind::NewAsyncId,
+        Kind::UncaughtException,
+        Kind::ClearAsyncIdStack,
+        Kind::Stop,
+        Kind::EntryModule,
+        Kind::CloseOuter,
     ];
-    (
-        prop_oneof![3 => Just(ScopeKind::CallbackScope), 2 => Just(ScopeKind::MakeCallback)],
-        ids.clone(),
-        ids,
-        resource_strategy(),
-        prop_oneof![4 => Just(Holder::Local), 1 => Just(Holder::Global)],
-        flags,
-    )
-        .prop_map(|(kind, async_id, trigger_async_id, id, holder, flags)| {
-            let (holder, flags) = match kind {
-                ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
-                ScopeKind::CallbackScope => (holder, flags),
-            };
-            Op::OpenScope {
-                kind,
-                context: AsyncContext {
-                    async_id,
-                    trigger_async_id,
-                },
-                resource: NativeResource { id, holder },
-                flags,
-            }
-        })
-        .boxed()
-}
 
-/// Ops drawn from the state `eager` is in; `deep` favours opening over closing
-/// until the stack is past 16 entries.
-pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
-    if let Some(Frame::Native(scope)) = eager.frames.last() {
-        if scope.threw {
-            // The callback threw and returned: only its close can follow.
-            return if scope.main_script {
-                Just(Op::CloseScope { threw: false }).boxed()
-            } else {
-                prop_oneof![
-                    Just(Op::CloseScope { threw: true }),
-                    Just(Op::CloseScope { threw: false })
-                ]
-                .boxed()
-            };
+    /// The base weight of the kind in a uniform mix. Tuned by measuring the
+    /// share of cases that reach each situation of `src/coverage.rs` (the
+    /// JS frame ends and `emit-after` high, so that a `runInAsyncScope`
+    /// often ends with only lazy scopes left; `execution-async-resource`
+    /// low, since one call makes every later scope eager;
+    /// `no-force-async-hooks-checks` high, since cases without the checks
+    /// live longer): `docs/performance.md`, "Reach".
+    const fn base_weight(self) -> u32 {
+        match self {
+            Kind::NoForce => 8,
+            Kind::CallbackScope => 4,
+            Kind::MakeCallback => 3,
+            Kind::Close => 6,
+            Kind::CloseThrew => 1,
+            Kind::ResetGlobal => 1,
+            Kind::CreateHook => 3,
+            Kind::EnableHook => 4,
+            Kind::DisableHook => 6,
+            Kind::EmitInit => 1,
+            Kind::EmitBefore => 4,
+            Kind::EmitAfter => 6,
+            Kind::EmitDestroy => 1,
+            Kind::RunInAsyncScope => 5,
+            Kind::EndRunInAsyncScope => 12,
+            Kind::DefaultTriggerScope => 1,
+            Kind::EndDefaultTriggerScope => 6,
+            Kind::NextTick => 2,
+            Kind::TickCallback => 1,
+            Kind::ExecutionAsyncId => 2,
+            Kind::TriggerAsyncId => 1,
+            Kind::ExecutionAsyncResource => 2,
+            Kind::DefaultTriggerAsyncId => 1,
+            Kind::NewAsyncId => 1,
+            Kind::UncaughtException => 3,
+            Kind::ClearAsyncIdStack => 1,
+            Kind::Stop => 1,
+            Kind::EntryModule => 4,
+            Kind::CloseOuter => 5,
         }
     }
-    if !eager.js_running() {
-        return native_only_strategy(eager);
+
+    /// Kinds that open a frame or push a context: favoured while a case
+    /// builds up to its target depth.
+    const fn deepens(self) -> bool {
+        matches!(
+            self,
+            Kind::CallbackScope | Kind::MakeCallback | Kind::EmitBefore | Kind::RunInAsyncScope
+        )
     }
-    let ids = id_strategy(&interesting_ids(eager));
-    let current = eager.async_hooks.async_id_fields.k_execution_async_id;
-    let after_ids = prop_oneof![6 => Just(current), 1 => ids.clone()].boxed();
-    let nesting =
-        deep && eager.frames.len() + (eager.async_hooks.fields.k_stack_length as usize) < 24;
-    let (open_weight, push_weight) = if nesting { (16, 10) } else { (7, 4) };
-    let innermost = eager.frames.last();
-    let close_weight = match innermost {
-        Some(Frame::Native(_)) if nesting => 1,
-        Some(Frame::Native(_)) => 6,
-        _ => 0,
-    };
-    let exit_run_weight = u32::from(matches!(innermost, Some(Frame::RunInAsyncScope { .. }))) * 6;
-    let exit_default_weight =
-        u32::from(matches!(innermost, Some(Frame::DefaultTriggerScope { .. }))) * 6;
-    let first = !eager.program_started;
-    // napi_close_callback_scope on a node::CallbackScope that is not the
-    // innermost native scope: how many native scopes are inside it.
+
+    /// Kinds that end a frame, pop a context or end the process: held back
+    /// while a case builds up to its target depth.
+    const fn unwinds(self) -> bool {
+        matches!(
+            self,
+            Kind::Close
+                | Kind::CloseThrew
+                | Kind::EmitAfter
+                | Kind::EndRunInAsyncScope
+                | Kind::EndDefaultTriggerScope
+                | Kind::UncaughtException
+                | Kind::ClearAsyncIdStack
+                | Kind::Stop
+                | Kind::CloseOuter
+        )
+    }
+}
+
+/// Most phases a case is split into.
+pub const MAX_PHASES: usize = 5;
+
+/// One phase of a case: the kinds it uses and how often, and how deep it
+/// builds the stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// The op (index in the case) at which the phase ends.
+    pub until: usize,
+    /// Weight of each [`Kind`] (0: this phase never draws it).
+    pub weights: [u32; KINDS],
+    /// Nesting (eager stack entries plus open frames) to build up to at the
+    /// start of the phase: until it is reached, the kinds that deepen are
+    /// favoured and those that unwind are not drawn; 0 for none.
+    pub target_depth: usize,
+}
+
+impl Phase {
+    /// A phase ending at `until`: a uniform mix of every kind (one phase in
+    /// three), or a random half of the kinds (the ends of JS frames always
+    /// kept: a case whose frames cannot end cannot do much else once one is
+    /// open), each weight scaled by 1, 2, 4 or 8; one phase in three builds
+    /// a stack 4 to 80 deep first (past 16 pairs, and past 48 when lazy
+    /// scopes made the stack grow early).
+    fn draw(rng: &mut ChaCha8Rng, until: usize) -> Phase {
+        let mut weights = [0u32; KINDS];
+        let uniform = rng.random_ratio(1, 3);
+        for kind in Kind::ALL {
+            let base = kind.base_weight();
+            weights[kind as usize] = if uniform {
+                base
+            } else {
+                let kept = matches!(
+                    kind,
+                    Kind::EndRunInAsyncScope | Kind::EndDefaultTriggerScope
+                ) || rng.random_ratio(1, 2);
+                if kept {
+                    base << rng.random_range(0..4)
+                } else {
+                    0
+                }
+            };
+        }
+        let target_depth = if rng.random_ratio(1, 3) {
+            rng.random_range(4..=80)
+        } else {
+            0
+        };
+        Phase {
+            until,
+            weights,
+            target_depth,
+        }
+    }
+}
+
+/// What one case draws before its first op (swarm testing): how long it is,
+/// and its phases, each with its own mix of op kinds. A case in phases can
+/// set something up in one (create and enable hooks, open eager scopes) and
+/// use it in another (disable them, open lazy scopes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Swarm {
+    /// Ops to draw (the case stops earlier if the process ends).
+    pub len: usize,
+    /// The phases, in order; only the first `phase_count` are used.
+    pub phases: [Phase; MAX_PHASES],
+    /// How many phases the case has (1..=[`MAX_PHASES`]).
+    pub phase_count: usize,
+    /// Out of 8: how often an id argument is the "expected" one (the current
+    /// id for `emit-after`) rather than any.
+    pub id_care: u32,
+}
+
+impl Swarm {
+    /// The swarm of a case: its length (most cases run to `max_len`: deep
+    /// stacks need long ones), 1 to 5 phases of random lengths, each drawn
+    /// by [`Phase::draw`].
+    pub fn draw(rng: &mut ChaCha8Rng, max_len: usize) -> Swarm {
+        let max_len = max_len.max(1);
+        let len = if rng.random_ratio(2, 3) {
+            max_len
+        } else {
+            rng.random_range(1..=max_len)
+        };
+        let phase_count = rng.random_range(1..=MAX_PHASES);
+        // Phase ends at random points; the last phase ends with the case.
+        let mut ends = [len; MAX_PHASES];
+        for end in ends.iter_mut().take(phase_count - 1) {
+            *end = rng.random_range(0..=len);
+        }
+        ends[..phase_count].sort_unstable();
+        let mut phases = [Phase {
+            until: len,
+            weights: [0; KINDS],
+            target_depth: 0,
+        }; MAX_PHASES];
+        for (phase, end) in phases.iter_mut().zip(ends).take(phase_count) {
+            *phase = Phase::draw(rng, end);
+        }
+        Swarm {
+            len,
+            phases,
+            phase_count,
+            id_care: rng.random_range(6..=8),
+        }
+    }
+}
+
+/// How deep the eager model is nested: stack entries plus open frames.
+fn nesting(eager: &Eager) -> usize {
+    eager.async_hooks.fields.k_stack_length as usize + eager.frames.len()
+}
+
+/// One case's generator: its random stream and its swarm.
+pub struct CaseGen {
+    rng: ChaCha8Rng,
+    swarm: Swarm,
+    drawn: usize,
+    phase: usize,
+    /// The current phase has reached its target depth (or has none).
+    built: bool,
+    /// The last op was a `close-outer`: it may have left the closed scope's
+    /// entry on top, whose resource is then read through freed memory.
+    after_close_outer: bool,
+}
+
+impl CaseGen {
+    /// The generator of case `case` of the run with `seed`, with sequences
+    /// up to `max_len` ops.
+    pub fn new(seed: u64, case: u64, max_len: usize) -> CaseGen {
+        let mut rng = case_rng(seed, case);
+        let swarm = Swarm::draw(&mut rng, max_len);
+        let built = swarm.phases[0].target_depth == 0;
+        CaseGen {
+            rng,
+            swarm,
+            drawn: 0,
+            phase: 0,
+            built,
+            after_close_outer: false,
+        }
+    }
+
+    /// This case's swarm.
+    pub fn swarm(&self) -> &Swarm {
+        &self.swarm
+    }
+
+    /// The next op, drawn from the state `eager` is in (the eager model
+    /// after the ops drawn so far); `None` when the case is done: its length
+    /// reached, or the process ended.
+    pub fn next_op(&mut self, eager: &Eager) -> Option<Op> {
+        if self.drawn >= self.swarm.len || eager.exited {
+            return None;
+        }
+        while self.phase + 1 < self.swarm.phase_count
+            && self.drawn >= self.swarm.phases[self.phase].until
+        {
+            self.phase += 1;
+            self.built = self.swarm.phases[self.phase].target_depth == 0;
+        }
+        self.drawn += 1;
+        Some(self.draw(eager))
+    }
+
+    fn draw(&mut self, eager: &Eager) -> Op {
+        let follow_up = std::mem::take(&mut self.after_close_outer);
+        // A first executionAsyncResource() makes every later scope eager:
+        // rarer while the case has not made one yet.
+        let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
+            5
+        } else {
+            1
+        };
+        if follow_up && eager.js_running() && self.rng.random_ratio(1, odds) {
+            return Op::ExecutionAsyncResource;
+        }
+        let innermost = eager.frames.last();
+        if let Some(Frame::Native(scope)) = innermost {
+            if scope.threw {
+                // The callback threw: only its close can follow.
+                let threw = !scope.main_script && self.rng.random_ratio(1, 2);
+                return Op::CloseScope { threw };
+            }
+        }
+        if !eager.js_running() {
+            return self.native_only(eager);
+        }
+        let native_innermost = matches!(innermost, Some(Frame::Native(_)));
+        let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
+        let module_entry_open = !eager.program_started
+            && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
+        let phase = &self.swarm.phases[self.phase];
+        if !self.built && nesting(eager) >= phase.target_depth {
+            self.built = true;
+        }
+        let building = !self.built;
+        let created = eager.hooks.created.len() as u32;
+        let mut weights = [0u32; KINDS];
+        let mut total = 0u32;
+        for kind in Kind::ALL {
+            let allowed = match kind {
+                Kind::NoForce => eager.ops_applied == 0,
+                Kind::EntryModule => module_entry_open,
+                Kind::CloseOuter => !outer_scopes(eager).is_empty(),
+                Kind::Close | Kind::UncaughtException => native_innermost,
+                Kind::CloseThrew => native_innermost && !bare_innermost,
+                Kind::EndRunInAsyncScope => {
+                    matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
+                }
+                Kind::EndDefaultTriggerScope => {
+                    matches!(innermost, Some(Frame::DefaultTriggerScope { .. }))
+                }
+                Kind::CreateHook => created < HOOKS,
+                Kind::EnableHook | Kind::DisableHook => created > 0,
+                Kind::Stop => eager.frames.len() > 1,
+                _ => true,
+            };
+            if !allowed {
+                continue;
+            }
+            let mut w = phase.weights[kind as usize];
+            if building {
+                if kind.deepens() {
+                    w *= 8;
+                } else if kind.unwinds() {
+                    w = 0;
+                }
+            }
+            weights[kind as usize] = w;
+            total += w;
+        }
+        if total == 0 {
+            // The swarm left nothing for this state: fall back to the base
+            // weights of whatever is allowed (the innermost frame's end is
+            // always among them, or an open).
+            return self.fallback(eager);
+        }
+        let mut pick = self.rng.random_range(0..total);
+        for kind in Kind::ALL {
+            let w = weights[kind as usize];
+            if pick < w {
+                return self.op_of(kind, eager);
+            }
+            pick -= w;
+        }
+        unreachable!("pick < total")
+    }
+
+    /// When no swarm weight applies: end the innermost frame, or open a scope.
+    fn fallback(&mut self, eager: &Eager) -> Op {
+        match eager.frames.last() {
+            Some(Frame::Native(_)) => Op::CloseScope { threw: false },
+            Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
+            Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            None => self.open_from_event_loop(eager),
+        }
+    }
+
+    /// From the event loop, with no scope open: a native callback's scope,
+    /// or `Environment::RunTimers`' (one in four).
+    fn open_from_event_loop(&mut self, eager: &Eager) -> Op {
+        if self.rng.random_ratio(1, 4) {
+            Op::TimersScope
+        } else {
+            self.open_scope(eager)
+        }
+    }
+
+    /// When no JavaScript can run (the environment is stopping, or every
+    /// scope is closed and the event loop is idle): only native ops.
+    fn native_only(&mut self, eager: &Eager) -> Op {
+        match eager.frames.last() {
+            Some(Frame::Native(s)) => match self.rng.random_range(0..10) {
+                0..=5 => Op::CloseScope { threw: false },
+                6 if !s.is_bare() => Op::CloseScope { threw: true },
+                6 => Op::CloseScope { threw: false },
+                7 => Op::ResetGlobal(self.resource()),
+                _ => self.open_scope(eager),
+            },
+            Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
+            Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            None => self.open_from_event_loop(eager),
+        }
+    }
+
+    fn resource(&mut self) -> ResourceId {
+        ResourceId(self.rng.random_range(1..=RESOURCES))
+    }
+
+    fn maybe_resource(&mut self) -> Option<ResourceId> {
+        if self.rng.random_ratio(1, 2) {
+            Some(self.resource())
+        } else {
+            None
+        }
+    }
+
+    /// A created hook; mostly one that is `enabled` (for a disable) or not
+    /// (for an enable), so that hooks go on and off.
+    fn hook(&mut self, eager: &Eager, enabled: bool) -> HookId {
+        let created = &eager.hooks.created;
+        let active = &eager.hooks.active;
+        let fitting = created
+            .keys()
+            .filter(|h| active.contains(h) == enabled)
+            .count();
+        if fitting > 0 && self.rng.random_ratio(3, 4) {
+            let n = self.rng.random_range(0..fitting);
+            return *created
+                .keys()
+                .filter(|h| active.contains(h) == enabled)
+                .nth(n)
+                .expect("n < fitting");
+        }
+        let n = self.rng.random_range(0..created.len());
+        *created.keys().nth(n).expect("n < created.len()")
+    }
+
+    /// An id worth trying now: one of an open scope or JS context, a saved
+    /// stack entry, the current execution or trigger id, a destroyed id, 0,
+    /// -1, a fresh one, or (rarely) any small number.
+    pub fn id(&mut self, eager: &Eager) -> AsyncId {
+        let f = &eager.async_hooks.async_id_fields;
+        match self.rng.random_range(0..16) {
+            0..=2 => f.k_execution_async_id,
+            3 => f.k_trigger_async_id,
+            4..=6 => match eager.frames.len() {
+                0 => f.k_execution_async_id,
+                n => match &eager.frames[self.rng.random_range(0..n)] {
+                    Frame::Native(s) if self.rng.random_ratio(1, 2) => {
+                        s.async_context.trigger_async_id
+                    }
+                    Frame::Native(s) => s.async_context.async_id,
+                    Frame::RunInAsyncScope { async_id } => *async_id,
+                    Frame::DefaultTriggerScope {
+                        old_default_trigger_async_id,
+                    } => *old_default_trigger_async_id,
+                },
+            },
+            7 => {
+                let ah = &eager.async_hooks;
+                match ah.fields.k_stack_length as usize {
+                    0 => 0,
+                    n => {
+                        let (e, t) = ah.async_ids_stack[self.rng.random_range(0..n)];
+                        if self.rng.random_ratio(1, 2) {
+                            e
+                        } else {
+                            t
+                        }
+                    }
+                }
+            }
+            8 => match eager.destroy_async_id_list.len() {
+                0 => -1,
+                n => eager.destroy_async_id_list[self.rng.random_range(0..n)],
+            },
+            9 => 0,
+            10 => -1,
+            11..=13 => f.k_async_id_counter + [0, 1, 2, 7][self.rng.random_range(0..4usize)],
+            _ => self.rng.random_range(-2..12),
+        }
+    }
+
+    fn callbacks(&mut self) -> HookCallbacks {
+        if self.rng.random_ratio(3, 5) {
+            HookCallbacks::ALL
+        } else {
+            let bits: u8 = self.rng.random();
+            HookCallbacks {
+                init: bits & 1 != 0,
+                before: bits & 2 != 0,
+                after: bits & 4 != 0,
+                destroy: bits & 8 != 0,
+                promise_resolve: bits & 16 != 0,
+            }
+        }
+    }
+
+    /// `callback-scope` or `make-callback`.
+    fn open_scope(&mut self, eager: &Eager) -> Op {
+        let kind = if self.rng.random_ratio(2, 5) {
+            ScopeKind::MakeCallback
+        } else {
+            ScopeKind::CallbackScope
+        };
+        self.open(kind, eager)
+    }
+
+    fn open(&mut self, kind: ScopeKind, eager: &Eager) -> Op {
+        let async_id = self.id(eager);
+        let trigger_async_id = self.id(eager);
+        let id = self.resource();
+        let (holder, flags) = match kind {
+            ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
+            ScopeKind::CallbackScope => {
+                let holder = if self.rng.random_ratio(1, 5) {
+                    Holder::Global
+                } else {
+                    Holder::Local
+                };
+                let flags = if self.rng.random_ratio(1, 7) {
+                    ScopeFlags {
+                        skip_async_hooks: self.rng.random(),
+                        skip_task_queues: self.rng.random(),
+                    }
+                } else {
+                    ScopeFlags::default()
+                };
+                (holder, flags)
+            }
+        };
+        Op::OpenScope {
+            kind,
+            context: AsyncContext {
+                async_id,
+                trigger_async_id,
+            },
+            resource: NativeResource { id, holder },
+            flags,
+        }
+    }
+
+    fn op_of(&mut self, kind: Kind, eager: &Eager) -> Op {
+        match kind {
+            Kind::NoForce => Op::NoForceAsyncHooksChecks,
+            Kind::CallbackScope => self.open(ScopeKind::CallbackScope, eager),
+            Kind::MakeCallback => self.open(ScopeKind::MakeCallback, eager),
+            Kind::Close => Op::CloseScope { threw: false },
+            Kind::CloseThrew => Op::CloseScope { threw: true },
+            Kind::ResetGlobal => Op::ResetGlobal(self.resource()),
+            Kind::CreateHook => {
+                let free = (1..=HOOKS)
+                    .map(HookId)
+                    .filter(|h| !eager.hooks.created.contains_key(h))
+                    .count();
+                let n = self.rng.random_range(0..free);
+                let hook = (1..=HOOKS)
+                    .map(HookId)
+                    .filter(|h| !eager.hooks.created.contains_key(h))
+                    .nth(n)
+                    .expect("n < free");
+                Op::CreateHook {
+                    hook,
+                    callbacks: self.callbacks(),
+                }
+            }
+            Kind::EnableHook => Op::EnableHook(self.hook(eager, false)),
+            Kind::DisableHook => Op::DisableHook(self.hook(eager, true)),
+            Kind::EmitInit => Op::EmitInit {
+                async_id: self.id(eager),
+                type_name: "event".to_string(),
+                trigger_async_id: self.id(eager),
+                resource: self.maybe_resource(),
+            },
+            Kind::EmitBefore => Op::EmitBefore {
+                async_id: self.id(eager),
+                trigger_async_id: self.id(eager),
+                resource: self.maybe_resource(),
+            },
+            Kind::EmitAfter => {
+                let async_id = if self.rng.random_range(0..8) < self.swarm.id_care {
+                    eager.async_hooks.async_id_fields.k_execution_async_id
+                } else {
+                    self.id(eager)
+                };
+                Op::EmitAfter { async_id }
+            }
+            Kind::EmitDestroy => Op::EmitDestroy {
+                async_id: self.id(eager),
+            },
+            Kind::RunInAsyncScope => Op::EnterRunInAsyncScope {
+                async_id: self.id(eager),
+                trigger_async_id: self.id(eager),
+                resource: self.resource(),
+            },
+            Kind::EndRunInAsyncScope => Op::ExitRunInAsyncScope,
+            Kind::DefaultTriggerScope => Op::EnterDefaultTriggerScope {
+                trigger_async_id: self.id(eager),
+            },
+            Kind::EndDefaultTriggerScope => Op::ExitDefaultTriggerScope,
+            Kind::NextTick => Op::NextTick {
+                query_resource: self.rng.random(),
+            },
+            Kind::TickCallback => Op::TickCallback,
+            Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
+            Kind::TriggerAsyncId => Op::TriggerAsyncId,
+            Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
+            Kind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
+            Kind::NewAsyncId => Op::NewAsyncId,
+            Kind::UncaughtException => Op::UncaughtException {
+                handled: !self.rng.random_ratio(1, 6),
+            },
+            Kind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
+            Kind::Stop => Op::Stop,
+            Kind::EntryModule => Op::EntryModule,
+            Kind::CloseOuter => {
+                // Mostly a scope whose id is current: its check passes and
+                // the case goes on with the scope's entry left dangling.
+                let all = outer_scopes(eager);
+                let current = eager.async_hooks.async_id_fields.k_execution_async_id;
+                let natives: Vec<_> = (eager.frames.iter().rev())
+                    .filter_map(|f| match f {
+                        Frame::Native(s) => Some(s.async_context.async_id),
+                        _ => None,
+                    })
+                    .collect();
+                let passing: Vec<u32> = (all.iter().copied())
+                    .filter(|&k| natives[k as usize] == current)
+                    .collect();
+                let pool = if !passing.is_empty() && self.rng.random_ratio(3, 4) {
+                    passing
+                } else {
+                    all
+                };
+                self.after_close_outer = true;
+                Op::CloseOuter {
+                    outer: pool[self.rng.random_range(0..pool.len())],
+                }
+            }
+        }
+    }
+}
+
+/// The `close-outer K` the model accepts now: each `K` such that the native
+/// scope with `K` native scopes inside it is a `node::CallbackScope` an addon
+/// opened (not the main script's, a MakeCallback's or RunTimers').
+pub fn outer_scopes(eager: &Eager) -> Vec<u32> {
     let natives: Vec<_> = eager
         .frames
         .iter()
@@ -182,115 +752,29 @@ pub fn op_strategy(eager: &Eager, deep: bool) -> BoxedStrategy<Op> {
             _ => None,
         })
         .collect();
-    let outer_choices: Vec<u32> = (1..natives.len())
+    (1..natives.len())
         .filter(|&k| {
             let s = natives[natives.len() - 1 - k];
-            !s.is_bare() && s.kind == model::vocab::ScopeKind::CallbackScope
+            !s.is_bare() && s.kind == ScopeKind::CallbackScope
         })
         .map(|k| k as u32)
-        .collect();
-    let created: Vec<HookId> = eager.hooks.created.keys().copied().collect();
-    let uncreated: Vec<HookId> = (1..=HOOKS)
-        .map(HookId)
-        .filter(|h| !eager.hooks.created.contains_key(h))
-        .collect();
-    let choices: Vec<(u32, BoxedStrategy<Op>)> = vec![
-        (u32::from(first) * 2, Just(Op::NoForceAsyncHooksChecks).boxed()),
-        (u32::from(first) * 2, Just(Op::EntryModule).boxed()),
-        (close_weight.min(3) * u32::from(!outer_choices.is_empty()), pick_or(outer_choices, 1).prop_map(|outer| Op::CloseOuter { outer }).boxed()),
-        (open_weight, open_scope_strategy(ids.clone()).boxed()),
-        (close_weight, prop_oneof![9 => Just(Op::CloseScope { threw: false }), 1 => Just(Op::CloseScope { threw: true })].boxed()),
-        (1, resource_strategy().prop_map(Op::ResetGlobal).boxed()),
-        (2 * u32::from(!uncreated.is_empty()), (pick(uncreated), callbacks_strategy()).prop_map(|(hook, callbacks)| Op::CreateHook { hook, callbacks }).boxed()),
-        (3 * u32::from(!created.is_empty()), pick(created.clone()).prop_map(Op::EnableHook).boxed()),
-        (2 * u32::from(!created.is_empty()), pick(created).prop_map(Op::DisableHook).boxed()),
-        (1, (ids.clone(), ids.clone(), proptest::option::of(resource_strategy())).prop_map(|(async_id, trigger_async_id, resource)| Op::EmitInit {
-            async_id,
-            type_name: "event".to_string(),
-            trigger_async_id,
-            resource,
-        }).boxed()),
-        (push_weight, (ids.clone(), ids.clone(), proptest::option::of(resource_strategy())).prop_map(|(async_id, trigger_async_id, resource)| Op::EmitBefore {
-            async_id,
-            trigger_async_id,
-            resource
-        }).boxed()),
-        (4, after_ids.prop_map(|async_id| Op::EmitAfter { async_id }).boxed()),
-        (1, ids.clone().prop_map(|async_id| Op::EmitDestroy { async_id }).boxed()),
-        (3, (ids.clone(), ids.clone(), resource_strategy()).prop_map(|(async_id, trigger_async_id, resource)| Op::EnterRunInAsyncScope {
-            async_id,
-            trigger_async_id,
-            resource
-        }).boxed()),
-        (exit_run_weight, Just(Op::ExitRunInAsyncScope).boxed()),
-        (1, ids.clone().prop_map(|trigger_async_id| Op::EnterDefaultTriggerScope { trigger_async_id }).boxed()),
-        (exit_default_weight, Just(Op::ExitDefaultTriggerScope).boxed()),
-        (2, any::<bool>().prop_map(|query_resource| Op::NextTick { query_resource }).boxed()),
-        (1, Just(Op::TickCallback).boxed()),
-        (2, Just(Op::ExecutionAsyncId).boxed()),
-        (1, Just(Op::TriggerAsyncId).boxed()),
-        (4, Just(Op::ExecutionAsyncResource).boxed()),
-        (1, Just(Op::DefaultTriggerAsyncId).boxed()),
-        (1, Just(Op::NewAsyncId).boxed()),
-        (u32::from(matches!(innermost, Some(Frame::Native(_)))), prop_oneof![5 => Just(Op::UncaughtException { handled: true }), 1 => Just(Op::UncaughtException { handled: false })].boxed()),
-        (1, Just(Op::ClearAsyncIdStack).boxed()),
-        // Rare: nothing but closes can follow it.
-        (u32::from(eager.frames.len() > 1), Just(Op::Stop).boxed()),
-    ];
-    let choices: Vec<(u32, BoxedStrategy<Op>)> =
-        choices.into_iter().filter(|(w, _)| *w > 0).collect();
-    proptest::strategy::Union::new_weighted(choices).boxed()
+        .collect()
 }
 
-/// When no JavaScript can run (the environment is stopping, or every scope
-/// is closed and the event loop is idle): only native ops.
-fn native_only_strategy(eager: &Eager) -> BoxedStrategy<Op> {
-    let ids = id_strategy(&interesting_ids(eager));
-    match eager.frames.last() {
-        Some(Frame::Native(_)) => prop_oneof![
-            6 => Just(Op::CloseScope { threw: false }),
-            1 => Just(Op::CloseScope { threw: true }),
-            1 => resource_strategy().prop_map(Op::ResetGlobal),
-            2 => open_scope_strategy(ids),
-        ]
-        .boxed(),
-        Some(Frame::RunInAsyncScope { .. }) => Just(Op::ExitRunInAsyncScope).boxed(),
-        Some(Frame::DefaultTriggerScope { .. }) => Just(Op::ExitDefaultTriggerScope).boxed(),
-        None => prop_oneof![3 => open_scope_strategy(ids), 1 => Just(Op::TimersScope)].boxed(),
+/// The ops of case `case` of the run with `seed`, drawn against the eager
+/// model alone (the lazy side does not influence generation).
+pub fn case_ops(seed: u64, case: u64, max_len: usize) -> Vec<Op> {
+    let mut gen = CaseGen::new(seed, case, max_len);
+    let mut eager = Eager::new();
+    let mut ops = Vec::new();
+    while let Some(op) = gen.next_op(&eager) {
+        let _ = eager.apply(&op);
+        ops.push(op);
     }
+    ops
 }
 
 /// Whether the eager model accepts `op` in `eager`'s state.
 pub fn accepts(eager: &Eager, op: &Op) -> bool {
     !eager.exited && eager.clone().apply(op).is_ok()
-}
-
-impl ReferenceStateMachine for EagerMachine {
-    type State = RefState;
-    type Transition = Op;
-
-    fn init_state() -> BoxedStrategy<RefState> {
-        prop_oneof![3 => Just(false), 1 => Just(true)]
-            .prop_map(|deep| RefState {
-                eager: Eager::new(),
-                last: None,
-                deep,
-            })
-            .boxed()
-    }
-
-    fn transitions(state: &RefState) -> BoxedStrategy<Op> {
-        op_strategy(&state.eager, state.deep)
-    }
-
-    fn apply(mut state: RefState, op: &Op) -> RefState {
-        state.last = Some(state.eager.apply(op));
-        state
-    }
-
-    /// Every op the model accepts; after the process ended every op is
-    /// kept (both sides answer `Exited`) so generation never stalls.
-    fn preconditions(state: &RefState, op: &Op) -> bool {
-        state.eager.exited || accepts(&state.eager, op)
-    }
 }

@@ -1,17 +1,20 @@
 //! The main job in `cargo test`: the lazy implementation against the eager
 //! model in lockstep, on generated sequences (with the refinement check), on
-//! every scenario and on every saved counterexample; and the coverage the
-//! generated run reached.
+//! every scenario and on every saved counterexample; the coverage the
+//! generated run reached, and the share of cases reaching each situation;
+//! shards that add up to the whole run.
 
 use model::vocab::trace;
-use scopecheck::check::{check, CheckConfig, CheckReport};
+use scopecheck::check::{check, CheckConfig, CheckReport, Shard, Summary};
+use scopecheck::cli::check::FLOOR_PERCENT;
 use scopecheck::lockstep;
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// The CI budget: enough to reach every named situation, small enough for
-/// `.ci/run` (about 10 s on 2 cores with the optimised test profile).
-const CI_CASES: u32 = 6_000;
+/// The CI budget: enough for every named situation to reach its floor in
+/// share of cases, small enough for `.ci/run` (a few seconds on 2 cores with
+/// the optimised test profile).
+const CI_CASES: u32 = 20_000;
 
 fn ci_run() -> &'static CheckReport {
     static REPORT: OnceLock<CheckReport> = OnceLock::new();
@@ -54,6 +57,89 @@ fn generated_run_reaches_every_situation_and_op_kind() {
         "not reached by the CI run: {missing:?}\n{}",
         ci_run().coverage.table()
     );
+}
+
+#[test]
+fn every_situation_is_reached_in_at_least_one_percent_of_cases() {
+    let coverage = &ci_run().coverage;
+    assert_eq!(coverage.cases, u64::from(CI_CASES));
+    let below = coverage.below(FLOOR_PERCENT);
+    assert!(
+        below.is_empty(),
+        "below {FLOOR_PERCENT} % of cases in the CI run: {below:?}\n{}",
+        coverage.table()
+    );
+}
+
+#[test]
+fn the_generator_draws_only_ops_the_eager_model_accepts() {
+    assert_eq!(ci_run().rejected, 0, "the generator drew impossible ops");
+}
+
+#[test]
+fn the_same_seed_runs_the_same_cases() {
+    let config = CheckConfig {
+        cases: 300,
+        ..CheckConfig::default()
+    };
+    let a = check(&config, &mut |_| {});
+    let b = check(&config, &mut |_| {});
+    assert_eq!((a.ops, &a.coverage), (b.ops, &b.coverage));
+    for case in [0, 7, 299] {
+        assert_eq!(
+            scopecheck::generate::case_ops(config.seed, case, config.max_len),
+            scopecheck::generate::case_ops(config.seed, case, config.max_len)
+        );
+    }
+    let other = check(
+        &CheckConfig {
+            seed: config.seed + 1,
+            ..config.clone()
+        },
+        &mut |_| {},
+    );
+    assert_ne!(a.ops, other.ops, "another seed runs other cases");
+}
+
+#[test]
+fn shards_are_disjoint_and_add_up_to_the_whole_run() {
+    let whole_config = CheckConfig {
+        cases: 1_001,
+        ..CheckConfig::default()
+    };
+    let whole = check(&whole_config, &mut |_| {});
+    let parts: Vec<Summary> = (1..=3)
+        .map(|index| {
+            let config = CheckConfig {
+                shard: Shard { index, count: 3 },
+                ..whole_config.clone()
+            };
+            let report = check(&config, &mut |_| {});
+            assert_eq!(report.cases, config.shard.len(config.cases));
+            Summary::of(&config, &report)
+        })
+        .collect();
+    // Disjoint: the case indices of the shards do not overlap and cover 0..cases.
+    let mut indices: Vec<u64> = (1..=3)
+        .flat_map(|index| Shard { index, count: 3 }.cases(whole_config.cases))
+        .collect();
+    indices.sort_unstable();
+    assert_eq!(
+        indices,
+        (0..u64::from(whole_config.cases)).collect::<Vec<_>>()
+    );
+    let merged = Summary::merge(&parts).expect("shards of one run");
+    assert!(merged.complete());
+    let whole_summary = Summary::of(&whole_config, &whole);
+    assert_eq!(merged.cases, whole_summary.cases);
+    assert_eq!(merged.ops, whole_summary.ops);
+    assert_eq!(merged.coverage(), whole.coverage);
+    // A shard given twice, or a shard of another run, is refused.
+    assert!(Summary::merge(&[parts[0].clone(), parts[0].clone()]).is_err());
+    let mut other = parts[1].clone();
+    other.seed += 1;
+    assert!(Summary::merge(&[parts[0].clone(), other]).is_err());
+    assert!(!Summary::merge(&parts[..2]).unwrap().complete());
 }
 
 fn traces_in(dir: &str) -> Vec<(String, String)> {

@@ -49,6 +49,10 @@ struct Builder<'a> {
     /// Extra `next-tick` leaves (for the tick law).
     probes: bool,
     checks: bool,
+    /// Resources reset as Globals so far: a scope opened on one as a Global
+    /// would abort (Node 26's CHECK on an empty Global), so they are held as
+    /// Locals from then on.
+    reset: std::collections::BTreeSet<ResourceId>,
 }
 
 fn below(g: &mut Gen, n: u32) -> u32 {
@@ -96,6 +100,7 @@ impl Builder<'_> {
                     trigger_async_id: self.id(),
                 };
                 let id = self.resource();
+                let global = bool::arbitrary(self.g) && !self.reset.contains(&id);
                 let open = if below(self.g, 3) == 0 {
                     Op::OpenScope {
                         kind: ScopeKind::MakeCallback,
@@ -112,7 +117,7 @@ impl Builder<'_> {
                         context,
                         resource: NativeResource {
                             id,
-                            holder: if bool::arbitrary(self.g) {
+                            holder: if global {
                                 Holder::Global
                             } else {
                                 Holder::Local
@@ -195,7 +200,11 @@ impl Builder<'_> {
                 8 => Op::EmitDestroy {
                     async_id: self.id(),
                 },
-                9 => Op::ResetGlobal(self.resource()),
+                9 => {
+                    let r = self.resource();
+                    self.reset.insert(r);
+                    Op::ResetGlobal(r)
+                }
                 10 if self.hooks => {
                     let (hook, callbacks) = self.hook();
                     return Item::Leaf(vec![
@@ -350,6 +359,7 @@ fn builder(g: &mut Gen) -> Builder<'_> {
         hooks: true,
         probes: false,
         checks: false,
+        reset: Default::default(),
     }
 }
 

@@ -231,12 +231,9 @@ pub enum Op {
 /// Every kind of op, for coverage tables: the name used in traces.
 pub const OP_KINDS: &[&str] = &[
     "no-force-async-hooks-checks",
-    "entry-module",
     "callback-scope",
     "make-callback",
-    "timers-scope",
     "close",
-    "close-outer",
     "reset-global",
     "create-hook",
     "enable-hook",
@@ -259,6 +256,9 @@ pub const OP_KINDS: &[&str] = &[
     "uncaught-exception",
     "clear-async-id-stack",
     "stop",
+    "entry-module",
+    "timers-scope",
+    "close-outer",
 ];
 
 impl Op {
