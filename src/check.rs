@@ -27,6 +27,26 @@ pub struct CheckConfig {
     pub refinement: bool,
 }
 
+impl CheckConfig {
+    /// The `scopecheck check` command line that runs this configuration:
+    /// the same seed, cases, maximum length, refinement setting and mutant
+    /// run the same sequences and shrink to the same counterexample.
+    pub fn command(&self) -> String {
+        let mut cmd = format!(
+            "scopecheck check --seed {} --cases {} --max-len {}",
+            self.seed, self.cases, self.max_len
+        );
+        if !self.refinement {
+            cmd.push_str(" --no-refinement");
+        }
+        if let Some(m) = self.mutant {
+            cmd.push_str(" --mutant ");
+            cmd.push_str(&m.name());
+        }
+        cmd
+    }
+}
+
 impl Default for CheckConfig {
     fn default() -> Self {
         CheckConfig {
@@ -48,14 +68,18 @@ pub struct Counterexample {
     pub divergence: Box<Divergence>,
     /// The seed that found it.
     pub seed: u64,
+    /// The whole configuration of the run that found it (seed, cases,
+    /// maximum length, refinement, mutant).
+    pub found_by: CheckConfig,
 }
 
 impl Counterexample {
-    /// The trace in the text format, with a header saying how to replay it.
+    /// The trace in the text format, with a header giving the full command
+    /// that finds it again ([`CheckConfig::command`]) and the divergence.
     pub fn trace_text(&self) -> String {
         let mut out = format!(
-            "# Counterexample found by `scopecheck check --seed {}`.\n# {}\n",
-            self.seed,
+            "# Counterexample found by `{}`.\n# {}\n",
+            self.found_by.command(),
             self.divergence.to_string().trim_end().replace('\n', "\n# ")
         );
         out.push_str(&trace::print(&self.ops));
@@ -189,6 +213,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
                 ops,
                 divergence,
                 seed: config.seed,
+                found_by: config.clone(),
             })
         }
         Err(TestError::Abort(why)) => panic!("the generator gave up: {why}"),

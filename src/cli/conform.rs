@@ -12,17 +12,19 @@ use std::path::PathBuf;
 /// Arguments of `scopecheck conform`.
 #[derive(Debug, Args)]
 pub struct ConformArgs {
-    /// Random traces to run (ignored with FILE or --scenarios).
-    #[arg(long, default_value_t = 300)]
+    /// Random traces to run (not with FILE or --scenarios).
+    #[arg(long, default_value_t = 300, conflicts_with_all = ["file", "scenarios"],
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub cases: usize,
-    /// Seed of the random traces.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the random traces (not with FILE or --scenarios).
+    #[arg(long, default_value_t = 1, conflicts_with_all = ["file", "scenarios"])]
     pub seed: u64,
     /// Leave each generated program, node's output and the verdict here.
     #[arg(long)]
     pub keep: Option<PathBuf>,
-    /// Run every scenario of tests/scenarios instead of random traces.
-    #[arg(long)]
+    /// Run every scenario of tests/scenarios instead of random traces (not
+    /// with FILE).
+    #[arg(long, conflicts_with = "file")]
     pub scenarios: bool,
     /// Run this one trace file instead of random traces.
     pub file: Option<PathBuf>,
