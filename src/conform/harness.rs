@@ -185,7 +185,10 @@ impl Harness {
     }
 
     fn run_file(&self, path: &Path, args: &[String]) -> Result<NodeRun, ConformError> {
-        let mut child = Command::new(&self.node)
+        let mut command = Command::new(&self.node);
+        // A deep trace nests as deep calls in node: a large stack.
+        super::stack::NodeStack::get().apply(&mut command);
+        let mut child = command
             .arg("--no-deprecation")
             .arg("--expose-internals")
             .args(args)
@@ -237,7 +240,9 @@ impl Harness {
         #[cfg(not(unix))]
         let signal = None;
         Ok(NodeRun {
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            // No copy unless it is not UTF-8 (it is long for a long trace).
+            stdout: String::from_utf8(stdout)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
             code: status.code(),
             signal,

@@ -16,6 +16,7 @@ pub mod generate;
 pub mod harness;
 pub mod known;
 pub mod observe;
+pub mod stack;
 pub mod translate;
 
 pub use harness::Harness;
@@ -247,8 +248,25 @@ fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
         assigned: Vec::new(),
         max_stack_length: env.async_hooks.fields.k_stack_length,
     };
+    let mut shown = 0usize;
+    let mut count = |index: usize, op: &Op, obs: &[Observation]| {
+        shown += obs.len();
+        if shown > MAX_OBSERVATIONS {
+            return Err(ConformError::Unsupported(Unsupported {
+                index,
+                op: op.to_string(),
+                reason: format!(
+                    "by this op the model has shown {shown} observations; conform compares at most {MAX_OBSERVATIONS} (it holds both sides' observations at once)"
+                ),
+            }));
+        }
+        Ok(())
+    };
     for (i, op) in input.iter().enumerate() {
-        let (obs, assigned) = apply_model(&mut env, i, op)?;
+        let (mut obs, assigned) = apply_model(&mut env, i, op)?;
+        count(i, op, &obs)?;
+        // Most ops show one observation or none: no spare capacity per op.
+        obs.shrink_to_fit();
         run.ops.push(op.clone());
         run.observations.push(obs);
         run.assigned.push(assigned);
@@ -267,6 +285,7 @@ fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
         };
         let op = closing_op(frame);
         let (obs, assigned) = apply_model(&mut env, run.ops.len(), &op)?;
+        count(run.ops.len(), &op, &obs)?;
         run.ops.push(op);
         run.observations.push(obs);
         run.assigned.push(assigned);
@@ -274,55 +293,133 @@ fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
     Ok(run)
 }
 
-/// Every group where the two sides differ, in order.
+/// The groups where the two sides differ, in order, up to and including the
+/// first for which `go_on` says false (the comparison need not look further).
 fn compare(
     ops: &[Op],
     model: &[Vec<Observation>],
     starts: &[usize],
     node: &observe::NodeOutput,
+    mut go_on: impl FnMut(&Mismatch) -> bool,
 ) -> Vec<Mismatch> {
     let mut found = Vec::new();
     if !node.before_first.is_empty() {
-        found.push(Mismatch {
+        let m = Mismatch {
             ops: 0..0,
             text: Vec::new(),
             model: Vec::new(),
             node: node.before_first.clone(),
-        });
+        };
+        let more = go_on(&m);
+        found.push(m);
+        if !more {
+            return found;
+        }
     }
     for (k, &start) in starts.iter().enumerate() {
         let end = starts.get(k + 1).copied().unwrap_or(ops.len());
-        let expected: Vec<NodeObservation> = model[start..end]
-            .iter()
-            .flatten()
-            .cloned()
-            .map(NodeObservation::Known)
-            .collect();
-        let seen = node.groups.get(&start).cloned().unwrap_or_default();
-        if expected != seen {
-            found.push(Mismatch {
+        let seen = node.groups.get(&start).map(Vec::as_slice).unwrap_or(&[]);
+        let expected = model[start..end].iter().flatten();
+        let equal = expected.clone().count() == seen.len()
+            && expected
+                .zip(seen)
+                .all(|(m, n)| matches!(n, NodeObservation::Known(k) if k == m));
+        if !equal {
+            let m = Mismatch {
                 ops: start..end,
                 text: ops[start..end].iter().map(|o| o.to_string()).collect(),
                 model: model[start..end].iter().flatten().cloned().collect(),
-                node: seen,
-            });
+                node: seen.to_vec(),
+            };
+            let more = go_on(&m);
+            found.push(m);
+            if !more {
+                return found;
+            }
         }
     }
     // A marker of an op the translation did not mark would be a harness bug.
-    for (&op, obs) in node.groups.iter().filter(|(op, _)| !starts.contains(op)) {
-        found.push(Mismatch {
+    for (&op, obs) in node
+        .groups
+        .iter()
+        .filter(|(op, _)| starts.binary_search(op).is_err())
+    {
+        let m = Mismatch {
             ops: op..op + 1,
             text: vec![format!("(unexpected marker {op})")],
             model: Vec::new(),
             node: obs.clone(),
-        });
+        };
+        let more = go_on(&m);
+        found.push(m);
+        if !more {
+            break;
+        }
     }
     found
+}
+
+/// The most ops a trace may have for [`conform_trace`]: the harness holds
+/// the trace, the model's observations, the program and node's output at
+/// once, a few hundred bytes per op in all, and refuses a longer trace
+/// before it allocates any of that.
+pub const MAX_OPS: usize = 4_000_000;
+
+/// The most observations the model may show on a trace for
+/// [`conform_trace`] (an op can show many: every enabled hook's callback,
+/// every queued tick): the model's run stops with a refusal past it, before
+/// the program is written or node runs.
+pub const MAX_OBSERVATIONS: usize = 4_000_000;
+
+/// Refuse, before anything is allocated, a trace the harness cannot run:
+/// more than [`MAX_OPS`] ops, or frames nested deeper than node's stack
+/// holds ([`stack::NodeStack::max_nesting`]). The refusal names the first op
+/// past the limit.
+pub fn preflight(ops: &[Op]) -> Result<(), Unsupported> {
+    if ops.len() > MAX_OPS {
+        return Err(Unsupported {
+            index: MAX_OPS,
+            op: ops[MAX_OPS].to_string(),
+            reason: format!(
+                "the trace has {} ops; conform runs at most {MAX_OPS} (it holds the trace, the model's observations, the program and node's output at once)",
+                ops.len()
+            ),
+        });
+    }
+    let stack = stack::NodeStack::get();
+    let max = stack.max_nesting();
+    // The main script's scope is open at the start.
+    let mut depth = 1usize;
+    for (index, op) in ops.iter().enumerate() {
+        if op.opens_frame() {
+            depth += 1;
+            if depth > max {
+                return Err(Unsupported {
+                    index,
+                    op: op.to_string(),
+                    reason: format!(
+                        "it opens frame {depth} (the main script's scope is the first); node runs with a {} MiB stack ({}), which holds {max} nested frames at the {} KiB a frame may take",
+                        stack.bytes >> 20,
+                        if stack.bytes < stack::WANTED_STACK_BYTES {
+                            "the hard limit of this process's stack, `ulimit -Hs`"
+                        } else {
+                            "what the harness gives it"
+                        },
+                        stack::BYTES_PER_LEVEL >> 10
+                    ),
+                });
+            }
+        } else if op.closes_frame() {
+            depth = depth.saturating_sub(1);
+        }
+    }
+    Ok(())
 }
 
 impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
+        preflight(ops).map_err(ConformError::Unsupported)?;
         let run = run_model(ops)?;
         let program = translate::translate(&run.ops, &run.assigned, &self.addon)
             .map_err(ConformError::Unsupported)?;
@@ -345,24 +442,28 @@ impl Harness {
                 output.end, node_run.stderr
             )));
         }
-        let mismatches = compare(&run.ops, &run.observations, &program.group_starts, &output);
-        let known = mismatches
-            .first()
-            .and_then(|m| known::classify(&run.ops, m));
+        drop(program.source);
         // Go on past documented mismatches that leave both sides in the same
         // state; stop at one after which they differ (later differences are
-        // its consequences).
-        let mut unexplained = None;
-        for m in &mismatches {
-            match known::classify(&run.ops, m) {
-                None => {
-                    unexplained = Some(m.clone());
-                    break;
-                }
-                Some(id) if known::diverges(id) => break,
-                Some(_) => {}
-            }
-        }
+        // its consequences), or at the first one no documented mismatch
+        // explains.
+        let mut classes = Vec::new();
+        let mismatches = compare(
+            &run.ops,
+            &run.observations,
+            &program.group_starts,
+            &output,
+            |m| {
+                let class = known::classify(&run.ops, m);
+                classes.push(class);
+                class.is_some_and(|id| !known::diverges(id))
+            },
+        );
+        let known = classes.first().copied().flatten();
+        let unexplained = classes
+            .iter()
+            .position(Option::is_none)
+            .map(|at| mismatches[at].clone());
         let mismatch = mismatches.into_iter().next();
         let verdict = Verdict {
             ops: run.ops,
@@ -382,6 +483,20 @@ impl Harness {
                 .map_err(|e| ConformError::Io(format!("write verdict.txt: {e}")))?;
         }
         Ok(verdict)
+    }
+
+    /// [`conform_trace`] on the longest prefix of `ops` that node can run
+    /// ([`expressible_prefix`]), with the refusal that ends it (`None`: the
+    /// whole trace ran). `conform --scenarios` runs every scenario this way,
+    /// so that the scenarios with an op v20 cannot express are checked up to
+    /// that op.
+    pub fn conform_prefix(
+        &self,
+        ops: &[Op],
+        keep: Option<&Path>,
+    ) -> Result<(Verdict, Option<Unsupported>), ConformError> {
+        let (len, refusal) = expressible_prefix(ops);
+        Ok((self.conform_trace(&ops[..len], keep)?, refusal))
     }
 
     /// [`conform_random`] with this harness.
@@ -484,6 +599,18 @@ impl Harness {
 /// that directory. Uses [`Harness::shared`].
 pub fn conform_trace(ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
     Harness::shared()?.conform_trace(ops, keep)
+}
+
+/// How many ops at the start of `ops` node can run (the translator accepts
+/// them), and why the next one cannot, if there is one.
+pub fn expressible_prefix(ops: &[Op]) -> (usize, Option<Unsupported>) {
+    let mut checker = translate::Checker::new();
+    for (i, op) in ops.iter().enumerate() {
+        if let Err(refusal) = checker.push(op) {
+            return (i, Some(refusal));
+        }
+    }
+    (ops.len(), None)
 }
 
 /// Whether an op follows the close of the main script's scope.
@@ -679,13 +806,13 @@ mod tests {
             (1, model[1].clone()),
             (2, model[2].clone()),
         ]);
-        assert!(compare(&ops, &model, &[0, 1, 2], &same).is_empty());
+        assert!(compare(&ops, &model, &[0, 1, 2], &same, |_| true).is_empty());
         let differs = output(&[
             (0, model[0].clone()),
             (1, vec![Observation::TriggerAsyncId(5)]),
             (2, vec![]),
         ]);
-        let found = compare(&ops, &model, &[0, 1, 2], &differs);
+        let found = compare(&ops, &model, &[0, 1, 2], &differs, |_| true);
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].ops, 1..2);
         assert_eq!(found[1].ops, 2..3);
@@ -694,10 +821,10 @@ mod tests {
             (0, model[0].clone()),
             (1, vec![model[1][0].clone(), model[2][0].clone()]),
         ]);
-        assert!(compare(&ops, &model, &[0, 1], &fused).is_empty());
+        assert!(compare(&ops, &model, &[0, 1], &fused, |_| true).is_empty());
         // A death before the last marker: that group is empty on node's side.
         let died = output(&[(0, model[0].clone())]);
-        assert_eq!(compare(&ops, &model, &[0, 1, 2], &died).len(), 2);
+        assert_eq!(compare(&ops, &model, &[0, 1, 2], &died, |_| true).len(), 2);
     }
 
     #[test]

@@ -226,19 +226,28 @@ fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
     }
 }
 
+/// `{"op":N}`, the marker lines (most of the output), read without a JSON
+/// value.
+fn marker(line: &str) -> Option<usize> {
+    line.strip_prefix("{\"op\":")?
+        .strip_suffix('}')?
+        .parse()
+        .ok()
+}
+
 /// Read a run: stdout's JSON lines, split at the markers, with node's ids
 /// renamed to the model's; the process's end appended to the last group (or
-/// to the epilogue if the event loop had started).
+/// to the epilogue if the event loop had started). Reads the output line by
+/// line, twice (the renamings first: a tick's init hook names its id before
+/// the `assign` line), holding one parsed line at a time.
 pub fn read(run: &NodeRun) -> NodeOutput {
     let mut out = NodeOutput::default();
-    let lines: Vec<Result<Value, String>> = run
-        .stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Value>(l).map_err(|_| format!("unreadable line {l:?}")))
-        .collect();
+    let lines = || run.stdout.lines().filter(|l| !l.trim().is_empty());
     let mut node_to_model = HashMap::new();
-    for v in lines.iter().flatten() {
+    for l in lines().filter(|l| l.contains("\"assign\"")) {
+        let Ok(v) = serde_json::from_str::<Value>(l) else {
+            continue;
+        };
         if v.get("k").and_then(Value::as_str) == Some("assign") {
             if let (Some(m), Some(n)) = (as_id(v.get("m")), as_id(v.get("v"))) {
                 node_to_model.insert(n, m);
@@ -249,17 +258,24 @@ pub fn read(run: &NodeRun) -> NodeOutput {
     let renamer = Renamer { node_to_model };
     let mut current: Option<usize> = None;
     let mut in_loop = false;
-    for line in &lines {
-        let v = match line {
+    for l in lines() {
+        if let Some(op) = marker(l) {
+            shrink(&mut out, current);
+            out.groups.entry(op).or_default();
+            current = Some(op);
+            continue;
+        }
+        let v = match serde_json::from_str::<Value>(l) {
             Ok(v) => v,
-            Err(e) => {
-                let o = NodeObservation::Other(e.clone());
+            Err(_) => {
+                let o = NodeObservation::Other(format!("unreadable line {l:?}"));
                 push(&mut out, current, in_loop, o);
                 continue;
             }
         };
         if let Some(op) = as_id(v.get("op")) {
             let op = op.max(0) as usize;
+            shrink(&mut out, current);
             out.groups.entry(op).or_default();
             current = Some(op);
             continue;
@@ -280,7 +296,7 @@ pub fn read(run: &NodeRun) -> NodeOutput {
             out.epilogue.push(v.to_string());
             continue;
         }
-        let o = match renamer.line(v) {
+        let o = match renamer.line(&v) {
             Ok(o) => NodeObservation::Known(o),
             Err(e) => NodeObservation::Other(e),
         };
@@ -301,6 +317,14 @@ pub fn read(run: &NodeRun) -> NodeOutput {
         }
     }
     out
+}
+
+/// A group is complete: drop its spare capacity (a long trace has a group
+/// per op, most with one observation).
+fn shrink(out: &mut NodeOutput, group: Option<usize>) {
+    if let Some(g) = group.and_then(|op| out.groups.get_mut(&op)) {
+        g.shrink_to_fit();
+    }
 }
 
 fn push(out: &mut NodeOutput, current: Option<usize>, in_loop: bool, o: NodeObservation) {
