@@ -269,3 +269,47 @@ fn a_counterexample_header_is_the_command_that_finds_it_again() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(text(&out.stdout).contains("first divergence"));
 }
+
+/// `X MiB` or `X GiB` in bytes.
+fn size_of(text: &str) -> f64 {
+    let (n, unit) = text.trim().split_once(' ').expect("a size");
+    let n: f64 = n.parse().expect("a number");
+    n * if unit.starts_with("GiB") {
+        (1u64 << 30) as f64
+    } else {
+        (1u64 << 20) as f64
+    }
+}
+
+#[test]
+fn explore_stops_at_its_memory_limit() {
+    // Without a limit this grows by hundreds of MB a second.
+    let started = std::time::Instant::now();
+    let out = scopecheck(&[
+        "explore",
+        "--depth",
+        "50",
+        "--max-nesting",
+        "10",
+        "--max-memory",
+        "300M",
+        "--quiet",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stdout.contains("STOPPED at the memory limit"), "{stdout}");
+    assert!(stdout.contains("no divergence"), "{stdout}");
+    assert!(
+        stderr.starts_with("error: explore stopped before depth 50: "),
+        "{stderr}"
+    );
+    // "... 0.27 GiB of memory in use, the limit is 300 MiB ...": below it.
+    let used = stderr
+        .split("depth 50: ")
+        .nth(1)
+        .and_then(|r| r.split(" of memory in use").next())
+        .expect("the memory in use");
+    assert!(size_of(used) < (300 << 20) as f64, "{stderr}");
+    assert!(stderr.contains("the limit is 300 MiB"), "{stderr}");
+    assert!(started.elapsed().as_secs() < 120, "{:?}", started.elapsed());
+}

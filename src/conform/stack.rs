@@ -103,7 +103,9 @@ impl NodeStack {
 }
 
 /// `(soft, hard)` `RLIMIT_STACK` of this process, `u64::MAX` for unlimited.
+// `rlim_t` is `u64` on Linux, not on every Unix: the conversions stay.
 #[cfg(unix)]
+#[allow(clippy::useless_conversion)]
 fn stack_limits() -> Option<(u64, u64)> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -130,6 +132,7 @@ fn stack_limits() -> Option<(u64, u64)> {
 
 /// Set the soft `RLIMIT_STACK` to `bytes`, keeping the hard limit.
 #[cfg(unix)]
+#[allow(clippy::useless_conversion)]
 fn raise_stack(bytes: u64) -> std::io::Result<()> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
