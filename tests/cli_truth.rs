@@ -283,18 +283,16 @@ fn size_of(text: &str) -> f64 {
 
 #[test]
 fn explore_stops_at_its_memory_limit() {
-    // Without a limit this grows by hundreds of MB a second.
+    // Without a limit this grows by hundreds of MB a second: under a 4 GB
+    // address-space limit, so that a limit that does not work fails the
+    // test (an allocation failure) instead of filling the machine.
     let started = std::time::Instant::now();
-    let out = scopecheck(&[
-        "explore",
-        "--depth",
-        "50",
-        "--max-nesting",
-        "10",
-        "--max-memory",
-        "300M",
-        "--quiet",
-    ]);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4000000 && exec \"$0\" explore --depth 50 --max-nesting 10 --max-memory 300M --quiet")
+        .arg(env!("CARGO_BIN_EXE_scopecheck"))
+        .output()
+        .expect("run sh");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(stdout.contains("STOPPED at the memory limit"), "{stdout}");

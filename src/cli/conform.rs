@@ -53,7 +53,7 @@ fn report(out: &mut dyn Write, name: &str, v: &Verdict) -> std::io::Result<bool>
 pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let keep = args.keep.as_deref();
     if let Some(file) = &args.file {
-        return conform_file(harness()?, file, keep, !args.no_expect, out);
+        return conform_file(file, keep, !args.no_expect, out);
     }
     if args.scenarios {
         return conform_scenarios(harness()?, keep, !args.no_expect, out);
@@ -79,7 +79,22 @@ struct Loaded {
     annotated: Vec<(usize, Step)>,
 }
 
+/// The largest trace file `conform` reads: a trace it can run has at most
+/// [`crate::conform::MAX_OPS`] ops, far less than this even with comments.
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+
 fn load(file: &Path) -> Result<Loaded, CliError> {
+    // Refuse a file too large to be a trace conform can run before reading it.
+    if let Ok(meta) = std::fs::metadata(file) {
+        if meta.len() > MAX_TRACE_BYTES {
+            return Err(CliError::Usage(format!(
+                "{}: {} bytes; conform reads trace files of at most {MAX_TRACE_BYTES} bytes (and runs at most {} ops)",
+                file.display(),
+                meta.len(),
+                crate::conform::MAX_OPS
+            )));
+        }
+    }
     let trace = load_trace(file)?;
     let n = trace.steps.len();
     let mut loaded = Loaded {
@@ -133,9 +148,9 @@ fn refused(file: &Path, lines: &[usize], e: ConformError) -> CliError {
     }
 }
 
-/// `conform FILE`: the verdict, then the trace's expectations.
+/// `conform FILE`: the verdict, then the trace's expectations. The file is
+/// read (and a bad one refused) before the harness is built.
 fn conform_file(
-    harness: &Harness,
     file: &Path,
     keep: Option<&Path>,
     expect: bool,
@@ -146,7 +161,7 @@ fn conform_file(
         lines,
         annotated,
     } = load(file)?;
-    let v = harness
+    let v = harness()?
         .conform_trace(&ops, keep)
         .map_err(|e| refused(file, &lines, e))?;
     drop(ops);
