@@ -100,6 +100,29 @@ impl Shard {
     }
 }
 
+impl CheckConfig {
+    /// The `scopecheck check` command line that runs this configuration:
+    /// the same seed, cases, maximum length, refinement setting and mutant
+    /// run the same sequences and shrink to the same counterexample.
+    pub fn command(&self) -> String {
+        let mut cmd = format!(
+            "scopecheck check --seed {} --cases {} --max-len {}",
+            self.seed, self.cases, self.max_len
+        );
+        if !self.refinement {
+            cmd.push_str(" --no-refinement");
+        }
+        if let Some(m) = self.mutant {
+            cmd.push_str(" --mutant ");
+            cmd.push_str(&m.name());
+        }
+        if self.shard.count > 1 {
+            cmd.push_str(&format!(" --shard {}", self.shard));
+        }
+        cmd
+    }
+}
+
 impl Default for CheckConfig {
     fn default() -> Self {
         CheckConfig {
@@ -125,14 +148,18 @@ pub struct Counterexample {
     /// The index of the case that found it (before shrinking):
     /// [`crate::generate::case_ops`] with the seed and this index gives it.
     pub case: u64,
+    /// The whole configuration of the run that found it (seed, cases,
+    /// maximum length, refinement, mutant, shard).
+    pub found_by: CheckConfig,
 }
 
 impl Counterexample {
-    /// The trace in the text format, with a header saying how to replay it.
+    /// The trace in the text format, with a header giving the full command
+    /// that finds it again ([`CheckConfig::command`]) and the divergence.
     pub fn trace_text(&self) -> String {
         let mut out = format!(
-            "# Counterexample found by `scopecheck check --seed {}` (case {}).\n# {}\n",
-            self.seed,
+            "# Counterexample found by `{}` (case {}).\n# {}\n",
+            self.found_by.command(),
             self.case,
             self.divergence.to_string().trim_end().replace('\n', "\n# ")
         );
@@ -353,6 +380,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
             divergence,
             seed: config.seed,
             case,
+            found_by: config.clone(),
         }
     });
     CheckReport {

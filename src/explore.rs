@@ -29,7 +29,7 @@ use model::Eager;
 use stateright::{Checker, HasDiscoveries, Model, Property};
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -433,6 +433,8 @@ pub struct Explorer<E, L> {
     leaves: Arc<AtomicUsize>,
     deepest: Arc<AtomicUsize>,
     examples: Arc<Mutex<Vec<Option<Path>>>>,
+    /// Set to stop: no state is expanded any more (the memory limit).
+    stop: Arc<AtomicBool>,
 }
 
 fn is_terminal(answer: &Answer) -> bool {
@@ -466,6 +468,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             leaves: Arc::new(AtomicUsize::new(0)),
             deepest: Arc::new(AtomicUsize::new(0)),
             examples: Arc::new(Mutex::new(vec![None; SOMETIMES.len()])),
+            stop: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -609,6 +612,10 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
         if state.diverged.is_some() || state.ended || state.trace.len() >= self.depth {
             return;
         }
+        // Stopped (the memory limit): the checker drains its queue.
+        if self.stop.load(Ordering::Relaxed) {
+            return;
+        }
         let current = state.eager.execution_async_id();
         let may_nest = state.eager.nesting() < self.max_nesting;
         actions.extend(
@@ -675,6 +682,27 @@ pub struct Progress {
     pub unique: usize,
     /// Deepest state generated so far, in explored ops.
     pub depth: usize,
+    /// Memory in use, in bytes: this process's resident set, or where that
+    /// cannot be read an estimate from the states stored
+    /// ([`ESTIMATED_BYTES_PER_STATE`] each).
+    pub memory: u64,
+}
+
+/// Bytes a stored state takes, as measured at depth 8 (peak resident set
+/// divided by unique states stored: 1.4 to 1.7 KB, docs/performance.md):
+/// the memory estimate where the resident set cannot be read.
+pub const ESTIMATED_BYTES_PER_STATE: u64 = 1700;
+
+/// Why and where an exploration stopped before its depth bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryStop {
+    /// The memory in use when it stopped, in bytes.
+    pub memory: u64,
+    /// The limit, in bytes.
+    pub limit: u64,
+    /// Every sequence of up to this many explored ops was generated and
+    /// checked (with one thread: breadth first).
+    pub complete_depth: usize,
 }
 
 /// What an exploration saw.
@@ -710,6 +738,8 @@ pub struct ExploreReport {
     pub checker_counterexample_len: Option<usize>,
     /// The `sometimes` properties, in [`SOMETIMES`] order.
     pub situations: Vec<SituationReached>,
+    /// Set when the run stopped at its memory limit, before the depth bound.
+    pub stopped: Option<MemoryStop>,
 }
 
 impl ExploreReport {
@@ -724,7 +754,12 @@ impl fmt::Display for ExploreReport {
         let secs = self.elapsed.as_secs_f64().max(1e-9);
         writeln!(
             f,
-            "explored every sequence of up to {} ops over {} letters, nesting at most {} deep (after `{}`), {} thread(s)",
+            "{} every sequence of up to {} ops over {} letters, nesting at most {} deep (after `{}`), {} thread(s)",
+            if self.stopped.is_some() {
+                "set out to explore (and stopped, see below)"
+            } else {
+                "explored"
+            },
             self.depth,
             self.alphabet_len,
             self.max_nesting,
@@ -745,6 +780,15 @@ impl fmt::Display for ExploreReport {
             self.states_per_second(),
             self.depth_reached
         )?;
+        if let Some(stop) = &self.stopped {
+            writeln!(
+                f,
+                "STOPPED at the memory limit: {} in use, limit {}; every sequence of up to {} ops was explored, not all of the longer ones",
+                crate::memory::human(stop.memory),
+                crate::memory::human(stop.limit),
+                stop.complete_depth
+            )?;
+        }
         writeln!(f)?;
         writeln!(
             f,
@@ -790,7 +834,21 @@ pub fn explore<E: Reference, L: Explorable>(
     config: &ExploreConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> ExploreReport {
+    explore_within(eager, lazy, config, None, progress)
+}
+
+/// [`explore`], stopping before the memory in use ([`Progress::memory`])
+/// reaches `max_memory` bytes: the checker then expands no more states and
+/// the report says where it stopped ([`ExploreReport::stopped`]).
+pub fn explore_within<E: Reference, L: Explorable>(
+    eager: E,
+    lazy: L,
+    config: &ExploreConfig,
+    max_memory: Option<u64>,
+    progress: &mut dyn FnMut(Progress),
+) -> ExploreReport {
     let model = Explorer::new(eager, lazy, config);
+    let stop = Arc::clone(&model.stop);
     let alphabet_len = model.alphabet.len();
     let shortest = Arc::clone(&model.shortest);
     let leaves = Arc::clone(&model.leaves);
@@ -815,11 +873,33 @@ pub fn explore<E: Reference, L: Explorable>(
         let _ = done.send(());
         panicked
     });
+    let mut stopped = None;
+    let mut last_memory = 0;
     while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(Duration::from_millis(100)) {
+        let unique = checker.unique_state_count();
+        let depth = deepest.load(Ordering::Relaxed);
+        let memory =
+            crate::memory::resident_bytes().unwrap_or(unique as u64 * ESTIMATED_BYTES_PER_STATE);
+        // Stop while four more intervals' growth and 64 MB would still fit:
+        // the checker finishes the block of states it is expanding after it
+        // is told to stop.
+        let growth = memory.saturating_sub(last_memory);
+        last_memory = memory;
+        if let (Some(limit), None) = (max_memory, &stopped) {
+            if memory.saturating_add(4 * growth + (64 << 20)) >= limit {
+                stop.store(true, Ordering::Relaxed);
+                stopped = Some(MemoryStop {
+                    memory,
+                    limit,
+                    complete_depth: depth.saturating_sub(1),
+                });
+            }
+        }
         progress(Progress {
             generated: checker.state_count() + leaves.load(Ordering::Relaxed),
-            unique: checker.unique_state_count(),
-            depth: deepest.load(Ordering::Relaxed),
+            unique,
+            depth,
+            memory,
         });
     }
     // A checker thread panics only on a bug of the reference side (the side
@@ -827,6 +907,9 @@ pub fn explore<E: Reference, L: Explorable>(
     if let Ok(Some(panic)) | Err(panic) = joiner.join() {
         std::panic::resume_unwind(panic);
     }
+    // The paths to discoveries are rebuilt by replaying `actions`: with the
+    // states' actions again.
+    stop.store(false, Ordering::Relaxed);
     let elapsed = start.elapsed();
     let discoveries = checker.discoveries();
     let explored_len = |name: &str| discoveries.get(name).map(|p| p.last_state().trace.len());
@@ -860,6 +943,7 @@ pub fn explore<E: Reference, L: Explorable>(
         counterexample,
         checker_counterexample_len: explored_len(EQUAL_OBSERVATIONS),
         situations,
+        stopped,
     }
 }
 

@@ -10,5 +10,6 @@ pub mod fuzzing;
 pub mod generate;
 pub mod html;
 pub mod lockstep;
+pub mod memory;
 pub mod mutants;
 pub mod refinement;

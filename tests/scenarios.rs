@@ -1,6 +1,6 @@
 //! The hand-written scenarios of `tests/scenarios/*.trace`, run on the eager
 //! model: every op's observations must equal the trace's `=>` lines exactly
-//! (as `Display` strings, in order).
+//! (as `Display` strings, in order; `model::vocab::trace::check_every_step`).
 //!
 //! The expectations were derived from Node's sources (and, where it can be
 //! done from JavaScript, checked on node v20.20.2), not from the model. The
@@ -12,7 +12,6 @@
 use model::vocab::trace::{self, Trace};
 use model::vocab::{Op, OpError, Runtime, OP_KINDS};
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The three scenarios that mirror Node's test/async-hooks tests, with the
@@ -31,51 +30,6 @@ const NODE_TESTS: &[(&str, &str)] = &[
         "Error: async hook stack has become corrupted (actual: 1, expected: 3); exit 1",
     ),
 ];
-
-/// Run `trace` on `rt` step by step and compare each op's observations
-/// (their `Display` strings) with the step's `=>` lines. Returns the first
-/// difference: the line, the op, what was expected and what was seen. An op
-/// the runtime refuses (`OpError`) is a difference too.
-pub fn run_scenario(rt: &mut dyn Runtime, trace: &Trace) -> Result<(), String> {
-    for step in &trace.steps {
-        let actual: Vec<String> = match rt.apply(&step.op) {
-            Ok(observations) => observations.iter().map(ToString::to_string).collect(),
-            Err(e) => {
-                return Err(format!(
-                    "line {}: `{}` was refused: {e}\n  expected: {}",
-                    step.line,
-                    step.op,
-                    show(&step.expected)
-                ))
-            }
-        };
-        if actual != step.expected {
-            return Err(format!(
-                "line {}: `{}`\n  expected: {}\n  actual:   {}",
-                step.line,
-                step.op,
-                show(&step.expected),
-                show(&actual)
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn show(lines: &[String]) -> String {
-    if lines.is_empty() {
-        "(no observation)".to_string()
-    } else {
-        let mut s = String::new();
-        for (i, l) in lines.iter().enumerate() {
-            if i > 0 {
-                s.push_str(" | ");
-            }
-            let _ = write!(s, "{l:?}");
-        }
-        s
-    }
-}
 
 fn scenario_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -114,7 +68,9 @@ fn every_scenario_on(make: impl Fn() -> Box<dyn Runtime>) {
     for (_, path, trace) in scenarios() {
         ran += 1;
         let mut rt = make();
-        if let Err(why) = run_scenario(rt.as_mut(), &trace) {
+        // The library's check (the one `scopecheck run` uses), on every op:
+        // an op without `=>` lines must show nothing.
+        if let Err(why) = trace::check_every_step(rt.as_mut(), &trace) {
             failures.push(format!("{}: {why}", path.display()));
         }
     }

@@ -3,8 +3,8 @@
 
 use model::vocab::trace::{self, ParseError, Step, Trace};
 use model::vocab::{
-    AsyncContext, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId, ScopeFlags,
-    ScopeKind, OP_KINDS,
+    AsyncContext, Holder, HookCallbacks, HookId, NativeResource, Observation, Op, OpError,
+    ResourceId, ScopeFlags, ScopeKind, OP_KINDS,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -343,6 +343,86 @@ fn crlf_line_endings_are_accepted() {
         trace::parse("execution-async-id\r\n=> executionAsyncId = 1\r\nstop\r\n").expect("parses");
     assert_eq!(parsed.ops(), vec![Op::ExecutionAsyncId, Op::Stop]);
     assert_eq!(parsed.steps[0].expected, vec!["executionAsyncId = 1"]);
+}
+
+#[test]
+fn cr_only_line_endings_and_a_byte_order_mark_are_accepted() {
+    // Old Mac line endings: every lone CR ends a line, so line numbers count them.
+    let parsed =
+        trace::parse("execution-async-id\r=> executionAsyncId = 1\r\rstop\r").expect("parses");
+    assert_eq!(parsed.ops(), vec![Op::ExecutionAsyncId, Op::Stop]);
+    assert_eq!(parsed.steps[0].expected, vec!["executionAsyncId = 1"]);
+    assert_eq!(parsed.steps[1].line, 4);
+    // Mixed endings, and a final line without one.
+    let parsed = trace::parse("stop\r\nstop\rstop\nstop").expect("parses");
+    let lines: Vec<usize> = parsed.steps.iter().map(|s| s.line).collect();
+    assert_eq!(lines, vec![1, 2, 3, 4]);
+    // A UTF-8 byte-order mark before the first op.
+    let parsed = trace::parse("\u{feff}execution-async-id\n").expect("parses");
+    assert_eq!(parsed.ops(), vec![Op::ExecutionAsyncId]);
+    // Elsewhere it is not whitespace: an error at its place.
+    let e = trace::parse("stop\n\u{feff}stop\n").expect_err("a BOM inside the text");
+    assert_eq!((e.line, e.column), (2, 1), "{e}");
+}
+
+#[test]
+fn print_stops_indenting_at_the_cap() {
+    let deep = trace::MAX_PRINT_INDENT + 10;
+    let mut ops = vec![
+        Op::EnterDefaultTriggerScope {
+            trigger_async_id: 1
+        };
+        deep
+    ];
+    ops.push(Op::ExecutionAsyncId);
+    let text = trace::print(&ops);
+    let widest = text.lines().map(|l| l.len() - l.trim_start().len()).max();
+    assert_eq!(widest, Some(2 * trace::MAX_PRINT_INDENT));
+    assert_eq!(trace::parse(&text).expect("parses").ops(), ops);
+}
+
+#[test]
+fn a_step_meets_its_expectations_exactly() {
+    let t = trace::parse("execution-async-id\n=> executionAsyncId = 1\nnew-async-id\n")
+        .expect("parses");
+    let one = [Observation::ExecutionAsyncId(1)];
+    assert_eq!(t.steps[0].check(Ok(&one)), Ok(()));
+    // A different value, a missing or an extra observation: unmet.
+    let unmet = t.steps[0]
+        .check(Ok(&[Observation::ExecutionAsyncId(2)]))
+        .expect_err("wrong value");
+    assert_eq!(unmet.line, 1);
+    assert_eq!(unmet.expected, vec!["executionAsyncId = 1"]);
+    assert_eq!(unmet.observed, vec!["executionAsyncId = 2"]);
+    assert!(!unmet.refused);
+    assert!(t.steps[0].check(Ok(&[])).is_err());
+    let two = [Observation::ExecutionAsyncId(1), Observation::NewAsyncId(2)];
+    assert!(t.steps[0].check(Ok(&two)).is_err());
+    // An op that did not run meets no expectation, not even "nothing".
+    let refused = t.steps[1]
+        .check(Err(&OpError::Exited))
+        .expect_err("not run");
+    assert!(refused.refused);
+    assert!(refused.to_string().contains("not run"), "{refused}");
+    assert_eq!(t.steps[1].check(Ok(&[])), Ok(()));
+    assert_eq!(t.expectations(), 1);
+}
+
+#[test]
+fn every_step_is_checked_and_the_first_unmet_one_reported() {
+    let text = "execution-async-id\n=> executionAsyncId = 1\nnew-async-id\nexecution-async-id\n=> executionAsyncId = 9\n";
+    let t = trace::parse(text).expect("parses");
+    // new-async-id shows `newAsyncId = 2` but has no `=>` line: checking
+    // every step, that is the first unmet one.
+    let unmet = trace::check_every_step(&mut model::Eager::new(), &t).expect_err("unmet");
+    assert_eq!(unmet.line, 3);
+    assert_eq!(unmet.observed, vec!["newAsyncId = 2"]);
+    let fixed = text.replace("new-async-id\n", "new-async-id\n=> newAsyncId = 2\n");
+    let t = trace::parse(&fixed).expect("parses");
+    let unmet = trace::check_every_step(&mut model::Eager::new(), &t).expect_err("unmet");
+    assert_eq!(unmet.line, 5);
+    assert_eq!(unmet.expected, vec!["executionAsyncId = 9"]);
+    assert_eq!(unmet.observed, vec!["executionAsyncId = 1"]);
 }
 
 /// Parse `text`, expecting an error at exactly `line`, `column`, whose

@@ -10,6 +10,7 @@ use crate::check::{check, CheckConfig, CheckReport, Counterexample, Shard, Summa
 use crate::coverage::Coverage;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use lazy::mutant::Mutant;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -20,14 +21,16 @@ pub const FLOOR_PERCENT: f64 = 1.0;
 /// Arguments of `scopecheck check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Generated op sequences to run (of the whole run, when sharded).
-    #[arg(long, default_value_t = CheckConfig::default().cases)]
+    /// Generated op sequences to run (at least 1; of the whole run, when sharded).
+    #[arg(long, default_value_t = CheckConfig::default().cases,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub cases: u32,
     /// Seed: the same seed runs the same sequences.
     #[arg(long, default_value_t = CheckConfig::default().seed)]
     pub seed: u64,
-    /// Longest op sequence.
-    #[arg(long, default_value_t = CheckConfig::default().max_len)]
+    /// Longest op sequence (at least 1).
+    #[arg(long, default_value_t = CheckConfig::default().max_len,
+          value_parser = parse_max_len)]
     pub max_len: usize,
     /// Where to save a counterexample.
     #[arg(long, default_value = "tests/regressions")]
@@ -51,12 +54,30 @@ pub struct CheckArgs {
     /// missing shard).
     #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "json"])]
     pub merge: Vec<PathBuf>,
+    /// Switch on this deliberate mistake in the lazy side (a name from
+    /// `scopecheck mutants`): the check should find it.
+    #[arg(long, value_parser = super::parse_mutant)]
+    pub mutant: Option<Mutant>,
 }
 
-/// Save `cx` as `DIR/seed-SEED.trace`; the path.
+/// `--max-len`: a positive number of ops.
+fn parse_max_len(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("the longest op sequence must be at least 1 op".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("expected a number of ops: {e}")),
+    }
+}
+
+/// Save `cx` as `DIR/seed-SEED.trace` (`DIR/seed-SEED-MUTANT.trace` when a
+/// mutant found it); the path.
 pub fn save_counterexample(dir: &Path, cx: &Counterexample) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let path = dir.join(format!("seed-{}.trace", cx.seed));
+    let name = match cx.found_by.mutant {
+        None => format!("seed-{}.trace", cx.seed),
+        Some(m) => format!("seed-{}-{}.trace", cx.seed, m.name()),
+    };
+    let path = dir.join(name);
     std::fs::write(&path, cx.trace_text())?;
     Ok(path)
 }
@@ -181,7 +202,7 @@ pub fn execute(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         cases: args.cases,
         seed: args.seed,
         max_len: args.max_len,
-        mutant: None,
+        mutant: args.mutant,
         refinement: !args.no_refinement,
         shard: args.shard,
     };
@@ -210,10 +231,22 @@ pub fn execute(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         write!(out, "{}", cx.trace_text())?;
         writeln!(out, "\n{}", cx.divergence)?;
         let saved = save_counterexample(&args.save_dir, cx).map_err(CliError::Output)?;
-        writeln!(out, "saved to {}; `cargo test` re-runs it", saved.display())?;
+        if args.mutant.is_some() {
+            writeln!(
+                out,
+                "saved to {} (found with a mutant switched on: `cargo test` replays it on the real lazy side, where it must not diverge)",
+                saved.display()
+            )?;
+        } else {
+            writeln!(out, "saved to {}; `cargo test` re-runs it", saved.display())?;
+        }
+        let mutant = args
+            .mutant
+            .map(|m| format!(" --mutant {}", m.name()))
+            .unwrap_or_default();
         writeln!(
             out,
-            "replay: cargo run --release -- replay {}",
+            "replay: cargo run --release -- replay {}{mutant}",
             saved.display()
         )?;
         return Err(CliError::Verdict(format!(

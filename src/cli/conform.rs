@@ -14,17 +14,19 @@ use std::path::{Path, PathBuf};
 /// Arguments of `scopecheck conform`.
 #[derive(Debug, Args)]
 pub struct ConformArgs {
-    /// Random traces to run (ignored with FILE or --scenarios).
-    #[arg(long, default_value_t = 300)]
+    /// Random traces to run (at least 1; not with FILE or --scenarios).
+    #[arg(long, default_value_t = 300, conflicts_with_all = ["file", "scenarios"],
+          value_parser = parse_cases)]
     pub cases: usize,
-    /// Seed of the random traces.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the random traces (not with FILE or --scenarios).
+    #[arg(long, default_value_t = 1, conflicts_with_all = ["file", "scenarios"])]
     pub seed: u64,
     /// Leave each generated program, node's output and the verdict here.
     #[arg(long)]
     pub keep: Option<PathBuf>,
-    /// Run every scenario of tests/scenarios instead of random traces.
-    #[arg(long)]
+    /// Run every scenario of tests/scenarios instead of random traces (not
+    /// with FILE).
+    #[arg(long, conflicts_with = "file")]
     pub scenarios: bool,
     /// The node binary to run (default: $SCOPECHECK_NODE, else `node` on PATH).
     #[arg(long, value_name = "PATH")]
@@ -61,6 +63,15 @@ fn report(out: &mut dyn Write, name: &str, v: &Verdict) -> std::io::Result<bool>
     let ok = v.is_equal() || v.is_explained();
     writeln!(out, "{name}: {v}")?;
     Ok(ok)
+}
+
+/// `--cases`: at least one trace.
+fn parse_cases(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("at least 1 case".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("expected a number of cases: {e}")),
+    }
 }
 
 /// Run `scopecheck conform`.

@@ -32,7 +32,8 @@ pub enum CliError {
     /// mutant, a conformance mismatch): exit code 1, the report already printed.
     Verdict(String),
     /// A command-line argument that clap accepts but the command does not
-    /// (an output path that cannot be written): exit code 2.
+    /// (an output path that cannot be written), or a limit the run reached
+    /// before it could finish (explore's `--max-memory`): exit code 2.
     Usage(String),
 }
 

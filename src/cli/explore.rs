@@ -1,9 +1,11 @@
-//! `scopecheck explore --depth D [--threads N]`: bounded exhaustive
-//! exploration of the eager model against the lazy implementation (see
-//! [`crate::explore`]).
+//! `scopecheck explore --depth D [--threads N] [--max-memory SIZE]`:
+//! bounded exhaustive exploration of the eager model against the lazy
+//! implementation (see [`crate::explore`]), with a progress line (states,
+//! depth, memory) and a memory limit it stops at (exit code 2).
 
 use super::CliError;
-use crate::explore::{explore, ExploreConfig};
+use crate::explore::{explore_within, ExploreConfig};
+use crate::memory;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
@@ -23,7 +25,7 @@ pub struct ExploreArgs {
     pub threads: u16,
     /// Ops that open a frame or push a context are enabled only while fewer
     /// than this many entries are open above the main script. Memory grows
-    /// with it: at depth 8, 2 stores about 3 million states (about 5 GB),
+    /// with it: at depth 8, 2 stores about 3.9 million states (about 5 GB),
     /// 3 about 12 million (about 20 GB).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(0..=64))]
     pub max_nesting: u16,
@@ -31,6 +33,12 @@ pub struct ExploreArgs {
     /// (`scopecheck mutants` lists them).
     #[arg(long, value_parser = super::parse_mutant)]
     pub mutant: Option<Mutant>,
+    /// Stop, with a message, before the memory in use (this process's
+    /// resident set) reaches this size: `3G`, `512M`, ... Default: an
+    /// eighth of the machine's memory, at most half of what is available
+    /// (from /proc/meminfo).
+    #[arg(long, value_name = "SIZE", value_parser = memory::parse_size)]
+    pub max_memory: Option<u64>,
     /// No progress line.
     #[arg(long)]
     pub quiet: bool,
@@ -53,11 +61,18 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         ProgressStyle::with_template("{spinner} {elapsed} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
+    let limit = args
+        .max_memory
+        .unwrap_or_else(|| memory::default_limit(memory::machine_bytes()));
     let lazy = lazy::with_mutant(args.mutant);
-    let report = explore(Eager::new(), lazy, &config, &mut |p| {
+    let report = explore_within(Eager::new(), lazy, &config, Some(limit), &mut |p| {
         bar.set_message(format!(
-            "{} states generated, {} unique, depth {}",
-            p.generated, p.unique, p.depth
+            "{} states generated, {} unique, depth {}, memory {} of {}",
+            p.generated,
+            p.unique,
+            p.depth,
+            memory::human(p.memory),
+            memory::human(limit)
         ));
         bar.tick();
     });
@@ -70,6 +85,15 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         return Err(CliError::Verdict(format!(
             "the lazy implementation diverges from the eager model after {} explored ops",
             cx.explored_ops
+        )));
+    }
+    if let Some(stop) = &report.stopped {
+        return Err(CliError::Usage(format!(
+            "explore stopped before depth {}: {} of memory in use, the limit is {} (--max-memory); every sequence of up to {} ops was explored. Lower --depth or --max-nesting, or raise --max-memory",
+            config.depth,
+            memory::human(stop.memory),
+            memory::human(stop.limit),
+            stop.complete_depth
         )));
     }
     Ok(())

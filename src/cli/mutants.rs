@@ -11,8 +11,8 @@ use std::io::Write;
 /// Arguments of `scopecheck mutants`.
 #[derive(Debug, Args)]
 pub struct MutantsArgs {
-    /// Cases per mutant before it counts as survived.
-    #[arg(long, default_value_t = 20_000)]
+    /// Cases per mutant before it counts as survived (at least 1).
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub cases: u32,
     /// Seed.
     #[arg(long, default_value_t = 66511)]

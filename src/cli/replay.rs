@@ -1,5 +1,6 @@
 //! `scopecheck replay FILE`: a trace on both sides, side by side, the first
-//! divergence marked. Exit code 1 when they diverge.
+//! divergence marked, and the trace's `=>` expectations checked on both
+//! sides. Exit code 1 when they diverge or an expectation is not met.
 //!
 //! With `--html OUT`, the same text is printed and, in addition, the replay
 //! is written to `OUT` as a self-contained HTML page (`crate::html`) showing
@@ -11,6 +12,8 @@ use crate::html;
 use crate::lockstep::{Answer, Pair};
 use clap::Args;
 use lazy::mutant::Mutant;
+use model::vocab::trace::{Step, Unmet};
+use model::vocab::OpError;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +30,25 @@ pub struct ReplayArgs {
     /// (both sides' stacks after every op; see `docs/visual.md`).
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
+    /// Do not check the trace's `=>` expectation lines.
+    #[arg(long)]
+    pub no_expect: bool,
+}
+
+/// Check `answer` (of side `side`) against the `=>` lines of `step`, if it
+/// has any; an unmet one is added to `unmet`.
+fn expect(
+    unmet: &mut Vec<(&'static str, Unmet)>,
+    side: &'static str,
+    step: &Step,
+    answer: &Answer,
+) {
+    if step.expected.is_empty() {
+        return;
+    }
+    if let Err(u) = step.check(answer.as_deref()) {
+        unmet.push((side, u));
+    }
 }
 
 fn show(answer: &Answer) -> Vec<String> {
@@ -74,13 +96,21 @@ fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let trace = load_trace(&args.file)?;
     let mutant = args.mutant;
     let mut pair = Pair::with_mutant(mutant);
+    let check = !args.no_expect;
+    let mut unmet: Vec<(&'static str, Unmet)> = Vec::new();
     writeln!(out, "{:<6} {:<40} {:<50} lazy", "line", "op", "eager")?;
-    for step in &trace.steps {
+    for (index, step) in trace.steps.iter().enumerate() {
         if pair.eager.exited && pair.lazy.exited {
             writeln!(
                 out,
                 "(the process ended; the rest of the trace does not run)"
             )?;
+            if check {
+                let ended: Answer = Err(OpError::Exited);
+                for later in &trace.steps[index..] {
+                    expect(&mut unmet, "both sides", later, &ended);
+                }
+            }
             break;
         }
         let (eager, lazy, same) = match pair.step(&step.op) {
@@ -94,6 +124,14 @@ fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> 
                 column: 1,
                 message: e.to_string(),
             });
+        }
+        if check {
+            if same {
+                expect(&mut unmet, "both sides", step, &eager);
+            } else {
+                expect(&mut unmet, "eager side", step, &eager);
+                expect(&mut unmet, "lazy side", step, &lazy);
+            }
         }
         let (e, l) = (show(&eager), show(&lazy));
         let rows = e.len().max(l.len()).max(1);
@@ -122,6 +160,7 @@ fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> 
         }
         if !same {
             writeln!(out, "^^^ first divergence at line {}", step.line)?;
+            write_unmet(&unmet, out)?;
             return Err(CliError::Verdict(format!(
                 "{}:{}: the lazy implementation diverges from the eager model",
                 args.file.display(),
@@ -130,5 +169,22 @@ fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> 
         }
     }
     writeln!(out, "no divergence: both sides observed the same")?;
+    if let Some((side, first)) = unmet.first() {
+        write_unmet(&unmet, out)?;
+        return Err(CliError::Verdict(format!(
+            "{}:{}: {} expectation(s) not met, the first ({side}): {} (--no-expect skips the check)",
+            args.file.display(),
+            first.line,
+            unmet.len(),
+            super::run::brief(first)
+        )));
+    }
+    Ok(())
+}
+
+fn write_unmet(unmet: &[(&'static str, Unmet)], out: &mut dyn Write) -> std::io::Result<()> {
+    for (side, u) in unmet {
+        writeln!(out, "EXPECTATION NOT MET ({side}) at {u}")?;
+    }
     Ok(())
 }

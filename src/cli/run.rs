@@ -1,10 +1,11 @@
-//! `scopecheck run FILE [--json]`: run a trace on the eager model.
+//! `scopecheck run FILE [--json] [--no-expect]`: run a trace on the eager
+//! model and check its `=>` expectations (exit code 1 when one is not met).
 
 use super::input::load_trace;
 use super::CliError;
 use clap::Args;
-use model::vocab::trace::Trace;
-use model::vocab::{Observation, Op, Runtime};
+use model::vocab::trace::{Trace, Unmet};
+use model::vocab::{Observation, Op, OpError, Runtime};
 use model::Eager;
 use serde::Serialize;
 use std::io::Write;
@@ -18,6 +19,9 @@ pub struct RunArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Do not check the trace's `=>` expectation lines.
+    #[arg(long)]
+    pub no_expect: bool,
 }
 
 /// One op that ran, and what it showed.
@@ -29,7 +33,8 @@ pub struct RanStep {
     pub text: String,
     /// The op.
     pub op: Op,
-    /// The trace's `=>` expectations for the op (not checked by `run`).
+    /// The trace's `=>` expectations for the op (checked unless
+    /// `--no-expect`: see [`RunReport::unmet`]).
     pub expected: Vec<String>,
     /// What the op showed, in order.
     pub observations: Vec<Observation>,
@@ -46,6 +51,10 @@ pub struct RunReport {
     pub terminated_at_line: Option<usize>,
     /// Ops of the trace that did not run because the process had ended.
     pub not_run: usize,
+    /// The ops with `=>` lines whose observations differ from them (an op
+    /// with `=>` lines that did not run because the process had ended is
+    /// one too). Empty when the expectations were not checked.
+    pub unmet: Vec<Unmet>,
 }
 
 /// A run that stopped at an op the model rejected.
@@ -59,14 +68,16 @@ pub struct RunFailed {
 
 /// Run `trace` (read from `file`) on a fresh [`Eager`] model. Stops after a
 /// terminal observation. An op the model rejects is an error at its line,
-/// column 1, with the OpError text as the message.
-pub fn run_trace(file: &Path, trace: &Trace) -> Result<RunReport, Box<RunFailed>> {
+/// column 1, with the OpError text as the message. With `expect`, every op
+/// that has `=>` lines is checked against them ([`RunReport::unmet`]).
+pub fn run_trace(file: &Path, trace: &Trace, expect: bool) -> Result<RunReport, Box<RunFailed>> {
     let mut runtime = Eager::new();
     let mut report = RunReport {
         file: file.display().to_string(),
         steps: Vec::new(),
         terminated_at_line: None,
         not_run: 0,
+        unmet: Vec::new(),
     };
     for (index, step) in trace.steps.iter().enumerate() {
         let observations = match runtime.apply(&step.op) {
@@ -85,6 +96,11 @@ pub fn run_trace(file: &Path, trace: &Trace) -> Result<RunReport, Box<RunFailed>
             }
         };
         let terminal = observations.iter().any(Observation::is_terminal);
+        if expect && !step.expected.is_empty() {
+            if let Err(unmet) = step.check(Ok(&observations)) {
+                report.unmet.push(unmet);
+            }
+        }
         report.steps.push(RanStep {
             line: step.line,
             text: step.op.to_string(),
@@ -95,10 +111,67 @@ pub fn run_trace(file: &Path, trace: &Trace) -> Result<RunReport, Box<RunFailed>
         if terminal {
             report.terminated_at_line = Some(step.line);
             report.not_run = trace.steps.len() - index - 1;
+            if expect {
+                let later = trace.steps[index + 1..].iter();
+                report.unmet.extend(
+                    later
+                        .filter(|s| !s.expected.is_empty())
+                        .filter_map(|s| s.check(Err(&OpError::Exited)).err()),
+                );
+            }
             break;
         }
     }
     Ok(report)
+}
+
+/// Print the unmet expectations of a run, each with its line, the expected
+/// text and what was observed.
+pub fn write_unmet(unmet: &[Unmet], out: &mut dyn Write) -> std::io::Result<()> {
+    for u in unmet {
+        writeln!(out, "EXPECTATION NOT MET at {u}")?;
+    }
+    Ok(())
+}
+
+/// The verdict for unmet expectations in `file`: exit code 1, naming the
+/// first one's line, its expected text and what was observed.
+pub fn unmet_verdict(file: &Path, unmet: &[Unmet]) -> CliError {
+    let first = &unmet[0];
+    CliError::Verdict(format!(
+        "{}:{}: {} expectation(s) not met, the first: {} (--no-expect skips the check)",
+        file.display(),
+        first.line,
+        unmet.len(),
+        brief(first)
+    ))
+}
+
+/// One line for an unmet expectation: the op, what was expected and what
+/// was observed.
+pub fn brief(u: &Unmet) -> String {
+    format!(
+        "`{}` expected {}, observed {}",
+        u.op,
+        show(&u.expected),
+        if u.refused {
+            format!("not run: {}", u.observed.join("; "))
+        } else {
+            show(&u.observed)
+        }
+    )
+}
+
+fn show(lines: &[String]) -> String {
+    if lines.is_empty() {
+        "nothing".to_string()
+    } else {
+        lines
+            .iter()
+            .map(|l| format!("{l:?}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
 }
 
 /// Print `report` as text: each op as `LINE: op`, then its observations as
@@ -120,19 +193,28 @@ pub fn write_text(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()
     Ok(())
 }
 
-/// `scopecheck run`: load, run, print. In text mode the ops that ran before
-/// a rejected op are printed before the error is returned; in JSON mode
-/// nothing is printed on error.
+/// `scopecheck run`: load, run, print, then the unmet expectations (exit
+/// code 1 if there are any). In text mode the ops that ran before a rejected
+/// op are printed before the error is returned; in JSON mode nothing is
+/// printed on error, and the unmet expectations are the `unmet` field.
 pub fn execute(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let trace = load_trace(&args.file)?;
-    match run_trace(&args.file, &trace) {
-        Ok(report) if args.json => {
-            serde_json::to_writer_pretty(&mut *out, &report)
-                .map_err(|e| CliError::Output(e.into()))?;
-            writeln!(out)?;
-            Ok(())
+    match run_trace(&args.file, &trace, !args.no_expect) {
+        Ok(report) => {
+            if args.json {
+                serde_json::to_writer_pretty(&mut *out, &report)
+                    .map_err(|e| CliError::Output(e.into()))?;
+                writeln!(out)?;
+            } else {
+                write_text(&report, out)?;
+                write_unmet(&report.unmet, out)?;
+            }
+            if report.unmet.is_empty() {
+                Ok(())
+            } else {
+                Err(unmet_verdict(&args.file, &report.unmet))
+            }
         }
-        Ok(report) => Ok(write_text(&report, out)?),
         Err(failed) => {
             if !args.json {
                 write_text(&failed.partial, out)?;

@@ -16,6 +16,8 @@
 //! * Tokens are separated by whitespace; leading indentation is ignored
 //!   ([`print()`] indents by two spaces per open frame, the parser does not
 //!   care).
+//! * Lines end with `\n`, `\r\n` or a lone `\r`; a UTF-8 byte-order mark
+//!   at the start of the text is ignored.
 //! * `#` starts a comment anywhere on a line, expectation lines included
 //!   (no op or observation text contains `#`).
 //! * A line whose first non-blank characters are `=>` is an expectation: the
@@ -32,14 +34,22 @@
 //! Every error names the 1-based line and the 1-based column (in characters)
 //! of the offending token, or of the end of the line when a token is missing.
 //!
+//! Expectations are checked with [`Step::check`]: an op's observations (their
+//! `Display` text, in order) must equal its `=>` lines. `scopecheck run`,
+//! `replay` and `conform FILE` check every op that has `=>` lines;
+//! `tests/scenarios.rs` checks every op of a scenario ([`check_every_step`]),
+//! so that there an op without `=>` lines must show nothing.
+//!
 //! [`print()`] and [`parse`] round-trip: `parse(&print(ops)).ops() == ops` for
 //! every op sequence whose `emit-init` type names are valid type-name tokens
 //! (a type name with a space or a `#` cannot be written in this syntax).
 
+use super::observation::Observation;
 use super::op::{
     AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
     ScopeFlags, ScopeKind, OP_KINDS,
 };
+use super::runtime::{OpError, Runtime};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -69,6 +79,88 @@ impl Trace {
     pub fn ops(&self) -> Vec<Op> {
         self.steps.iter().map(|s| s.op.clone()).collect()
     }
+
+    /// How many `=>` lines the trace has.
+    pub fn expectations(&self) -> usize {
+        self.steps.iter().map(|s| s.expected.len()).sum()
+    }
+}
+
+/// An op whose observations are not what its `=>` lines say.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Unmet {
+    /// The 1-based line of the op.
+    pub line: usize,
+    /// The op in the trace syntax.
+    pub op: String,
+    /// The op's `=>` lines (empty: it was expected to show nothing).
+    pub expected: Vec<String>,
+    /// What it showed, each observation's `Display` text, in order; or,
+    /// when it did not run, why (`refused` is then set).
+    pub observed: Vec<String>,
+    /// The op did not run: the runtime refused it, or the process had
+    /// already ended (`observed` holds the reason).
+    pub refused: bool,
+}
+
+/// `"a" | "b"`, or `(no observation)`.
+fn show_lines(lines: &[String]) -> String {
+    if lines.is_empty() {
+        return "(no observation)".to_string();
+    }
+    lines
+        .iter()
+        .map(|l| format!("{l:?}"))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+impl fmt::Display for Unmet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "line {}: `{}`", self.line, self.op)?;
+        writeln!(f, "  expected: {}", show_lines(&self.expected))?;
+        if self.refused {
+            write!(f, "  observed: not run: {}", self.observed.join("; "))
+        } else {
+            write!(f, "  observed: {}", show_lines(&self.observed))
+        }
+    }
+}
+
+impl Step {
+    /// Compare what the op answered with its `=>` lines: the observations'
+    /// `Display` texts must equal them, in order. An op that was refused, or
+    /// did not run because the process had ended (`OpError::Exited`), meets
+    /// no expectation, not even "nothing".
+    pub fn check(&self, answer: Result<&[Observation], &OpError>) -> Result<(), Unmet> {
+        let (observed, refused) = match answer {
+            Ok(observations) => (
+                observations.iter().map(ToString::to_string).collect(),
+                false,
+            ),
+            Err(e) => (vec![e.to_string()], true),
+        };
+        if !refused && observed == self.expected {
+            return Ok(());
+        }
+        Err(Unmet {
+            line: self.line,
+            op: self.op.to_string(),
+            expected: self.expected.clone(),
+            observed,
+            refused,
+        })
+    }
+}
+
+/// Run `trace` on `rt` from its current state and [`Step::check`] every op,
+/// including those without `=>` lines (they must show nothing): the check of
+/// `tests/scenarios`. The first unmet expectation, if any.
+pub fn check_every_step(rt: &mut dyn Runtime, trace: &Trace) -> Result<(), Unmet> {
+    for step in &trace.steps {
+        step.check(rt.apply(&step.op).as_deref())?;
+    }
+    Ok(())
 }
 
 /// Why a trace did not parse: where, and what was expected there.
@@ -95,10 +187,37 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Parse a trace. Never panics; the empty text is the empty trace.
+/// The lines of `text`: split at `\n`, `\r\n` and a lone `\r` (a file
+/// saved with old Mac line endings), without their line breaks.
+fn split_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        match current.find(['\n', '\r']) {
+            None => {
+                rest = None;
+                // Like `str::lines`: no empty last line after a final break.
+                (!current.is_empty()).then_some(current)
+            }
+            Some(pos) => {
+                let after = if current[pos..].starts_with("\r\n") {
+                    pos + 2
+                } else {
+                    pos + 1
+                };
+                rest = Some(&current[after..]);
+                Some(&current[..pos])
+            }
+        }
+    })
+}
+
+/// Parse a trace. Never panics; the empty text is the empty trace. A
+/// leading byte-order mark is skipped.
 pub fn parse(text: &str) -> Result<Trace, ParseError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut steps: Vec<Step> = Vec::new();
-    for (index, raw) in text.lines().enumerate() {
+    for (index, raw) in split_lines(text).enumerate() {
         let line = index + 1;
         match classify(line, raw)? {
             Line::Blank => {}
@@ -123,10 +242,17 @@ pub fn parse(text: &str) -> Result<Trace, ParseError> {
     Ok(Trace { steps })
 }
 
+/// The deepest indentation [`print()`] writes, in frames: deeper frames are
+/// printed at this indentation, so that the text of a deeply nested trace
+/// stays linear in its length (10 000 nested scopes indented two spaces
+/// each would take 200 MB).
+pub const MAX_PRINT_INDENT: usize = 32;
+
 /// Print ops in the trace syntax: one op per line via `Display`, each line
 /// ending in `'\n'`, indented by two spaces per frame open around it (see
-/// [`Op::opens_frame`] and [`Op::closes_frame`]). The empty sequence prints
-/// as the empty string.
+/// [`Op::opens_frame`] and [`Op::closes_frame`]), up to
+/// [`MAX_PRINT_INDENT`] frames. The empty sequence prints as the empty
+/// string.
 pub fn print(ops: &[Op]) -> String {
     let mut out = String::new();
     let mut depth = 0usize;
@@ -134,7 +260,7 @@ pub fn print(ops: &[Op]) -> String {
         if op.closes_frame() {
             depth = depth.saturating_sub(1);
         }
-        for _ in 0..depth {
+        for _ in 0..depth.min(MAX_PRINT_INDENT) {
             out.push_str("  ");
         }
         out.push_str(&op.to_string());
