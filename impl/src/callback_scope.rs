@@ -67,10 +67,10 @@ pub fn leave_scope(
     LazyStack::pop_async_context(ah, async_id).map(drop)
 }
 
-/// The close the pull request's text describes ("puts the saved pair back on
-/// close"; the mutant `lazy-close-restores-own`): check, then unlink the
-/// scope's own link, from wherever it is in the chain, and restore the pair
-/// it saved, whatever entry is innermost.
+/// The close of the simplest reading of the pull request's "swaps the two ids
+/// in place" (the mutant `lazy-close-restores-own`): each scope undoes its
+/// own swap: check, then unlink the scope's own link, from wherever it is in
+/// the chain, and restore the pair it saved, whatever entry is innermost.
 fn restore_own_pair(
     ah: &mut LazyHooks,
     async_id: AsyncId,
