@@ -51,9 +51,9 @@ pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + '
 impl Explorable for Eager {
     fn normalise(&mut self) {
         self.async_hooks.cost = Cost::default();
-        // Only `ops_applied == 0` is ever read (no-force-async-hooks-checks
-        // must come first).
+        // Only `ops_applied == 0` is ever read (the generators' first op).
         self.ops_applied = self.ops_applied.min(1);
+        self.canonicalise_scope_serials();
     }
 }
 
@@ -61,6 +61,7 @@ impl Explorable for Lazy {
     fn normalise(&mut self) {
         self.async_hooks.cost = Cost::default();
         self.ops_applied = self.ops_applied.min(1);
+        self.canonicalise_scope_serials();
     }
 
     fn lazy_view(&self) -> Option<&Lazy> {

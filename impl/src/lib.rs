@@ -106,6 +106,13 @@ impl AsyncIdStack for LazyStack {
         js::execution_async_resource(ah, heap)
     }
 
+    fn rename_scopes(store: &mut LazyStack, rename: &dyn Fn(ScopeSerial) -> ScopeSerial) {
+        for link in &mut store.lazy_scopes {
+            link.owner = rename(link.owner);
+            link.resource = link.resource.renamed(rename);
+        }
+    }
+
     fn native_execution_async_resource(ah: &LazyHooks, index: usize, heap: &Heap) -> ResourceView {
         async_hooks::native_execution_async_resource(ah, index, heap)
     }

@@ -133,6 +133,13 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
         ah.native_execution_async_resource(index, heap)
     }
 
+    /// Rename the scope serials the store keeps (in resource pointers, in
+    /// links) by `rename`: nothing in Node today. For the explorer, which
+    /// numbers scopes canonically ([`super::Environment::canonicalise_scope_serials`]).
+    fn rename_scopes(store: &mut Self, rename: &dyn Fn(ScopeSerial) -> ScopeSerial) {
+        let _ = (store, rename);
+    }
+
     /// `callbackTrampoline`'s `execution_async_resources[kStackLength - 1]`
     /// (`lib/internal/async_hooks.js`).
     fn trampoline_index(ah: &AsyncHooks<Self>) -> usize {

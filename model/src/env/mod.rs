@@ -31,6 +31,7 @@ pub use async_hooks::AsyncHooks;
 pub use async_id_stack::AsyncIdStack;
 use callback_scope::InternalCallbackScope;
 use hooks::Hooks;
+use resources::ScopeSerial;
 use ticks::TickQueue;
 
 /// The process died: the terminal observation that says how.
@@ -198,6 +199,36 @@ impl<S: AsyncIdStack> Environment<S> {
     #[cfg(loom)]
     pub fn set_stop_probe(&mut self, probe: impl Fn() -> bool + Send + Sync + 'static) {
         self.stop_probe = stop::StopProbe(Some(std::sync::Arc::new(probe)));
+    }
+
+    /// Number the scopes canonically without changing behaviour: the open
+    /// ones 0, 1, ... in frame order, every returned one [`ScopeSerial::MAX`]
+    /// (a serial only says whether its scope is still open). Two states that
+    /// differ only in how many scopes came and went before then compare
+    /// equal, which is what lets the explorer deduplicate them.
+    pub fn canonicalise_scope_serials(&mut self) {
+        let open: Vec<ScopeSerial> = (self.frames.iter())
+            .filter_map(|f| match f {
+                Frame::Native(s) => Some(s.serial),
+                _ => None,
+            })
+            .collect();
+        let rename = |serial: ScopeSerial| {
+            (open.iter().position(|&o| o == serial)).map_or(ScopeSerial::MAX, |i| i as ScopeSerial)
+        };
+        for frame in &mut self.frames {
+            if let Frame::Native(s) = frame {
+                s.serial = rename(s.serial);
+                s.resource = s.resource.renamed(&rename);
+            }
+        }
+        let ah = &mut self.async_hooks;
+        for slot in ah.native_execution_async_resources.iter_mut().flatten() {
+            *slot = slot.renamed(&rename);
+        }
+        S::rename_scopes(&mut ah.store, &rename);
+        self.heap.live_scopes = (0..open.len() as ScopeSerial).collect();
+        self.heap.next_scope = open.len() as ScopeSerial;
     }
 
     /// JS can run: some native scope is open and the environment is not stopping.

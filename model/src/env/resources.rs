@@ -42,6 +42,14 @@ impl Heap {
 }
 
 impl NativeSlot {
+    /// The same pointer with its scope serial renamed by `rename`.
+    pub fn renamed(self, rename: &dyn Fn(ScopeSerial) -> ScopeSerial) -> NativeSlot {
+        match self {
+            NativeSlot::Local(view, owner) => NativeSlot::Local(view, rename(owner)),
+            global => global,
+        }
+    }
+
     /// Dereference the pointer as `AsyncHooks::native_execution_async_resource`
     /// does: a reset Global is an empty handle, which JS sees as `undefined`;
     /// a `Local<Object>*` into a scope that has returned reads freed memory,
