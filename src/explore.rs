@@ -741,6 +741,9 @@ pub struct ExploreReport {
     pub situations: Vec<SituationReached>,
     /// Set when the run stopped at its memory limit, before the depth bound.
     pub stopped: Option<MemoryStop>,
+    /// This process's resident memory when the exploration ended (the
+    /// stored states still held), where `/proc` tells it.
+    pub resident_at_end: Option<u64>,
 }
 
 impl ExploreReport {
@@ -781,6 +784,14 @@ impl fmt::Display for ExploreReport {
             self.states_per_second(),
             self.depth_reached
         )?;
+        if let (Some(bytes), true) = (self.resident_at_end, self.unique > 0) {
+            writeln!(
+                f,
+                "memory in use at the end: {} resident, {:.0} bytes per stored state",
+                crate::memory::human(bytes),
+                bytes as f64 / self.unique as f64
+            )?;
+        }
         if let Some(stop) = &self.stopped {
             writeln!(
                 f,
@@ -945,6 +956,7 @@ pub fn explore_within<E: Reference, L: Explorable>(
         checker_counterexample_len: explored_len(EQUAL_OBSERVATIONS),
         situations,
         stopped,
+        resident_at_end: crate::memory::resident_bytes(),
     }
 }
 
