@@ -5,8 +5,9 @@
 //! `node` on `PATH`). A trace file's `=>` expectations are checked against
 //! the model's observations (which node's equal, unless the verdict says
 //! otherwise; `--no-expect` skips the check); a trace node cannot run (an op
-//! it cannot express, an op the model rejects) is refused with exit code 2,
-//! naming the line.
+//! it cannot express, nesting deeper than node's stack holds, more than
+//! [`crate::conform::MAX_OPS`] ops, an op the model rejects) is refused with
+//! exit code 2, naming the line, before node runs.
 
 use super::input::load_trace;
 use super::CliError;
