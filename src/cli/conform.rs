@@ -47,7 +47,8 @@ pub struct ConformArgs {
     /// then the ones v20 gets for the same seed.
     #[arg(long)]
     pub local_resources_only: bool,
-    /// Do not check the `=>` expectation lines of FILE.
+    /// Do not check the `=>` expectation lines of FILE (or of the
+    /// scenarios).
     #[arg(long)]
     pub no_expect: bool,
     /// Run this one trace file instead of random traces.
@@ -96,21 +97,30 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
         return conform_file(&harness, file, keep, !args.no_expect, out);
     }
     if args.scenarios {
-        let report = harness
+        let mut report = harness
             .conform_scenarios(Path::new("tests/scenarios"), keep)
             .map_err(|e| CliError::Verdict(e.to_string()))?;
+        if args.no_expect {
+            report.unmet.clear();
+        }
         write!(out, "{report}")?;
         let bad: Vec<String> = report
             .mismatched()
             .iter()
             .chain(report.errors().iter().map(|(p, _)| p))
             .map(|p| p.display().to_string())
+            .chain(
+                report
+                    .unmet
+                    .iter()
+                    .map(|(p, u)| format!("{}:{} (expectation)", p.display(), u.line)),
+            )
             .collect();
         return if bad.is_empty() {
             Ok(())
         } else {
             Err(CliError::Verdict(format!(
-                "node and the model disagree on, or could not run, {}",
+                "node and the model disagree on, could not run, or do not meet the expectations of {}",
                 bad.join(", ")
             )))
         };
