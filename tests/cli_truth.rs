@@ -137,6 +137,43 @@ fn replay_checks_expectations_on_both_sides() {
 }
 
 #[test]
+fn conform_checks_expectations_and_refuses_what_node_cannot_run() {
+    let file = trace_file("conform-wrong", WRONG);
+    let out = scopecheck(&["conform", p(&file)]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(": equal ("),
+        "node agrees with the model: {stdout}"
+    );
+    assert!(stdout.contains("EXPECTATION NOT MET at line 4"), "{stdout}");
+    assert!(stderr.contains(":4: 1 expectation(s) not met"), "{stderr}");
+    let out = scopecheck(&["conform", "--no-expect", p(&file)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // An op node cannot run: exit code 2 at its line, before node runs.
+    let file = trace_file("conform-stop", "execution-async-id\n\nstop\n");
+    let out = scopecheck(&["conform", p(&file)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {}:3:1: `stop` cannot run on node",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    // An op the model rejects: exit code 2 at its line.
+    let file = trace_file("conform-rejected", "close\nexecution-async-id\n");
+    let out = scopecheck(&["conform", p(&file)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}:2:1: the model rejects", file.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn conflicting_and_out_of_range_options_are_errors() {
     let file = trace_file("options", "execution-async-id\n");
     for args in [

@@ -2,12 +2,19 @@
 //! random traces (`--cases`, `--seed`), on one trace file, or on every
 //! scenario; `--keep DIR` leaves the generated programs on disk; `--node`
 //! and `--headers` choose the binary (default: `$SCOPECHECK_NODE`, else
-//! `node` on `PATH`).
+//! `node` on `PATH`). A trace file's `=>` expectations are checked against
+//! the model's observations (which node's equal, unless the verdict says
+//! otherwise; `--no-expect` skips the check); a trace node cannot run (an op
+//! it cannot express, nesting deeper than node's stack holds, more than
+//! [`crate::conform::MAX_OPS`] ops, an op the model rejects) is refused with
+//! exit code 2, naming the line, before node runs.
 
 use super::input::load_trace;
 use super::CliError;
-use crate::conform::{Harness, NodeSelection, Verdict};
+use crate::conform::{ConformError, Harness, NodeSelection, Verdict};
 use clap::Args;
+use model::vocab::trace::{Step, Unmet};
+use model::vocab::{Op, OpError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -40,6 +47,10 @@ pub struct ConformArgs {
     /// then the ones v20 gets for the same seed.
     #[arg(long)]
     pub local_resources_only: bool,
+    /// Do not check the `=>` expectation lines of FILE (or of the
+    /// scenarios).
+    #[arg(long)]
+    pub no_expect: bool,
     /// Run this one trace file instead of random traces.
     pub file: Option<PathBuf>,
 }
@@ -83,35 +94,33 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
     }
     writeln!(out, "against {}", harness.describe())?;
     if let Some(file) = &args.file {
-        let trace = load_trace(file)?;
-        let v = harness
-            .conform_trace(&trace.ops(), keep)
-            .map_err(|e| CliError::Verdict(format!("{}: {e}", file.display())))?;
-        return if report(out, &file.display().to_string(), &v)? {
-            Ok(())
-        } else {
-            Err(CliError::Verdict(format!(
-                "{}: node and the model disagree",
-                file.display()
-            )))
-        };
+        return conform_file(&harness, file, keep, !args.no_expect, out);
     }
     if args.scenarios {
-        let report = harness
+        let mut report = harness
             .conform_scenarios(Path::new("tests/scenarios"), keep)
             .map_err(|e| CliError::Verdict(e.to_string()))?;
+        if args.no_expect {
+            report.unmet.clear();
+        }
         write!(out, "{report}")?;
         let bad: Vec<String> = report
             .mismatched()
             .iter()
             .chain(report.errors().iter().map(|(p, _)| p))
             .map(|p| p.display().to_string())
+            .chain(
+                report
+                    .unmet
+                    .iter()
+                    .map(|(p, u)| format!("{}:{} (expectation)", p.display(), u.line)),
+            )
             .collect();
         return if bad.is_empty() {
             Ok(())
         } else {
             Err(CliError::Verdict(format!(
-                "node and the model disagree on, or could not run, {}",
+                "node and the model disagree on, could not run, or do not meet the expectations of {}",
                 bad.join(", ")
             )))
         };
@@ -127,4 +136,101 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
             summary.errors.len()
         )))
     }
+}
+
+/// A trace read for `conform`: its ops, the line of each, and the steps that
+/// have `=>` lines (by index).
+struct Loaded {
+    ops: Vec<Op>,
+    lines: Vec<usize>,
+    annotated: Vec<(usize, Step)>,
+}
+
+fn load(file: &Path) -> Result<Loaded, CliError> {
+    let trace = load_trace(file)?;
+    let n = trace.steps.len();
+    let mut loaded = Loaded {
+        ops: Vec::with_capacity(n),
+        lines: Vec::with_capacity(n),
+        annotated: Vec::new(),
+    };
+    for (i, step) in trace.steps.into_iter().enumerate() {
+        loaded.lines.push(step.line);
+        if !step.expected.is_empty() {
+            loaded.annotated.push((i, step.clone()));
+        }
+        loaded.ops.push(step.op);
+    }
+    Ok(loaded)
+}
+
+/// The `=>` lines of `annotated` against what the model showed in `v` (an
+/// op dropped because the process had ended meets none).
+fn unmet(annotated: &[(usize, Step)], v: &Verdict) -> Vec<Unmet> {
+    annotated
+        .iter()
+        .filter_map(|(i, step)| match v.model.get(*i).filter(|_| *i < v.given) {
+            Some(obs) => step.check(Ok(obs)).err(),
+            None => step.check(Err(&OpError::Exited)).err(),
+        })
+        .collect()
+}
+
+/// A refusal of the trace in `file` (exit code 2), at the line of op `index`
+/// (the last line for a close the harness appended).
+fn refused(file: &Path, lines: &[usize], e: ConformError) -> CliError {
+    let (index, message) = match e {
+        ConformError::Unsupported(u) => (
+            u.index,
+            format!("`{}` cannot run on node: {}", u.op, u.reason),
+        ),
+        ConformError::ModelRejected { index, op, error } => {
+            (index, format!("the model rejects `{op}`: {error}"))
+        }
+        other => {
+            return CliError::Verdict(format!("{}: {other}", file.display()));
+        }
+    };
+    let line = lines.get(index).or(lines.last()).copied().unwrap_or(1);
+    CliError::At {
+        file: file.to_path_buf(),
+        line,
+        column: 1,
+        message,
+    }
+}
+
+/// `conform FILE`: the verdict, then the trace's expectations.
+fn conform_file(
+    harness: &Harness,
+    file: &Path,
+    keep: Option<&Path>,
+    expect: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let Loaded {
+        ops,
+        lines,
+        annotated,
+    } = load(file)?;
+    let v = harness
+        .conform_trace(&ops, keep)
+        .map_err(|e| refused(file, &lines, e))?;
+    let agree = report(out, &file.display().to_string(), &v)?;
+    let unmet = if expect {
+        unmet(&annotated, &v)
+    } else {
+        Vec::new()
+    };
+    super::run::write_unmet(&unmet, out)?;
+    if !agree {
+        return Err(CliError::Verdict(format!(
+            "{}: node and the model disagree",
+            file.display()
+        )));
+    }
+    if !unmet.is_empty() {
+        return Err(super::run::unmet_verdict(file, &unmet));
+    }
+    Ok(())
 }

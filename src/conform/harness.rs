@@ -351,7 +351,10 @@ impl Harness {
     }
 
     fn run_file(&self, path: &Path, args: &[String]) -> Result<NodeRun, ConformError> {
-        let mut child = Command::new(&self.node)
+        let mut command = Command::new(&self.node);
+        // A deep trace nests as deep calls in node: a large stack.
+        super::stack::NodeStack::get().apply(&mut command);
+        let mut child = command
             .arg("--no-deprecation")
             .arg("--expose-internals")
             .args(args)

@@ -17,6 +17,7 @@ pub mod harness;
 pub mod known;
 pub mod observe;
 pub mod scenarios;
+pub mod stack;
 pub mod translate;
 
 pub use harness::{Capabilities, Harness, NodeSelection};
@@ -350,9 +351,61 @@ fn compare(
     found
 }
 
+/// The most ops a trace may have for [`conform_trace`]: the harness holds
+/// the trace, the model's observations, the program and node's output at
+/// once, a few hundred bytes per op in all, and refuses a longer trace
+/// before it allocates any of that.
+pub const MAX_OPS: usize = 4_000_000;
+
+/// Refuse, before anything is allocated, a trace the harness cannot run:
+/// more than [`MAX_OPS`] ops, or frames nested deeper than node's stack
+/// holds ([`stack::NodeStack::max_nesting`]). The refusal names the first op
+/// past the limit.
+pub fn preflight(ops: &[Op]) -> Result<(), Unsupported> {
+    if ops.len() > MAX_OPS {
+        return Err(Unsupported {
+            index: MAX_OPS,
+            op: ops[MAX_OPS].to_string(),
+            reason: format!(
+                "the trace has {} ops; conform runs at most {MAX_OPS} (it holds the trace, the model's observations, the program and node's output at once)",
+                ops.len()
+            ),
+        });
+    }
+    let stack = stack::NodeStack::get();
+    let max = stack.max_nesting();
+    // The main script's scope is open at the start.
+    let mut depth = 1usize;
+    for (index, op) in ops.iter().enumerate() {
+        if op.opens_frame() {
+            depth += 1;
+            if depth > max {
+                return Err(Unsupported {
+                    index,
+                    op: op.to_string(),
+                    reason: format!(
+                        "it opens frame {depth} (the main script's scope is the first); node runs with a {} MiB stack ({}), which holds {max} nested frames at the {} KiB a frame may take",
+                        stack.bytes >> 20,
+                        if stack.bytes < stack::WANTED_STACK_BYTES {
+                            "the hard limit of this process's stack, `ulimit -Hs`"
+                        } else {
+                            "what the harness gives it"
+                        },
+                        stack::BYTES_PER_LEVEL >> 10
+                    ),
+                });
+            }
+        } else if op.closes_frame() {
+            depth = depth.saturating_sub(1);
+        }
+    }
+    Ok(())
+}
+
 impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
+        preflight(ops).map_err(ConformError::Unsupported)?;
         let run = run_model(ops)?;
         let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
             .map_err(ConformError::Unsupported)?;

@@ -1,9 +1,13 @@
 //! Every scenario of a directory (`tests/scenarios/*.trace`) against the
 //! node binary: each one equal, different only as documented, different,
-//! or not run, with the reason.
+//! or not run whole, with the reason. A scenario with an op the binary
+//! cannot express still runs up to that op ([`Outcome::Cut`]), and the `=>`
+//! lines of the ops that ran are checked against the model's observations
+//! ([`ScenarioReport::unmet`]).
 
-use super::{ConformError, Harness, Verdict};
-use model::vocab::trace;
+use super::{ConformError, Harness, Unsupported, Verdict};
+use model::vocab::trace::{self, Unmet};
+use model::vocab::OpError;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -13,9 +17,22 @@ pub enum Outcome {
     /// Ran; node and the model agree, or differ only as documented
     /// (see [`Verdict::is_equal`], [`Verdict::is_explained`]).
     Ran(Box<Verdict>),
-    /// Not run: the binary cannot express it, or it is not a Node program
-    /// (the reason says which).
+    /// Not run whole: the binary cannot express an op of it (its ops before
+    /// that one ran: [`Outcome::Cut`]), or it is not a Node program (the
+    /// reason says which).
     NotRun(String),
+    /// Run up to its first op the binary cannot express: the verdict on the
+    /// ops before it, and why that op cannot run.
+    Cut {
+        /// Why the scenario did not run whole (as [`Outcome::NotRun`] says).
+        reason: String,
+        /// The 1-based line of the op the binary cannot express.
+        line: usize,
+        /// How many of the scenario's ops ran (those before that op).
+        ran: usize,
+        /// The verdict on them.
+        verdict: Box<Verdict>,
+    },
     /// The file could not be read or parsed, or node could not run it.
     Error(String),
 }
@@ -25,6 +42,10 @@ pub enum Outcome {
 pub struct ScenarioReport {
     /// Each file and how it went.
     pub results: Vec<(PathBuf, Outcome)>,
+    /// The `=>` lines of the ops that ran that the model's observations do
+    /// not meet (node's are the same unless the verdict shows a
+    /// difference), each with its scenario.
+    pub unmet: Vec<(PathBuf, Unmet)>,
 }
 
 impl ScenarioReport {
@@ -43,24 +64,37 @@ impl ScenarioReport {
         self.count(|o| matches!(o, Outcome::Ran(v) if !v.is_equal() && v.is_explained()))
     }
 
-    /// Scenarios with a difference no documented mismatch explains.
+    /// Scenarios with a difference no documented mismatch explains, on the
+    /// whole scenario or on the part of it that ran.
     pub fn mismatched(&self) -> Vec<&Path> {
         self.results
             .iter()
-            .filter(|(_, o)| matches!(o, Outcome::Ran(v) if !v.is_explained()))
+            .filter(|(_, o)| match o {
+                Outcome::Ran(v) => !v.is_explained(),
+                Outcome::Cut { verdict, .. } => !verdict.is_explained(),
+                _ => false,
+            })
             .map(|(p, _)| p.as_path())
             .collect()
     }
 
-    /// Scenarios not run, with the reason.
+    /// Scenarios not run whole (including those run up to an op the binary
+    /// cannot express), with the reason.
     pub fn not_run(&self) -> Vec<(&Path, &str)> {
         self.results
             .iter()
             .filter_map(|(p, o)| match o {
-                Outcome::NotRun(r) => Some((p.as_path(), r.as_str())),
+                Outcome::NotRun(r) | Outcome::Cut { reason: r, .. } => {
+                    Some((p.as_path(), r.as_str()))
+                }
                 _ => None,
             })
             .collect()
+    }
+
+    /// Scenarios run up to an op the binary cannot express.
+    pub fn cut(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Cut { .. }))
     }
 
     /// Scenarios that could not be read or run.
@@ -85,19 +119,30 @@ impl fmt::Display for ScenarioReport {
             match o {
                 Outcome::Ran(v) => write!(f, "{}: {v}", p.display())?,
                 Outcome::NotRun(r) => writeln!(f, "{}: NOT RUN: {r}", p.display())?,
+                Outcome::Cut {
+                    line, ran, verdict, ..
+                } => {
+                    write!(f, "{}: {verdict}", p.display())?;
+                    writeln!(
+                        f,
+                        "  ran its first {ran} ops, up to line {line}, which the binary cannot express"
+                    )?;
+                }
                 Outcome::Error(e) => writeln!(f, "{}: ERROR: {e}", p.display())?,
             }
         }
         writeln!(
             f,
-            "scenarios: {} in all; {} run: {} equal, {} with documented differences only, {} mismatched; {} not run; {} errors",
+            "scenarios: {} in all; {} run: {} equal, {} with documented differences only, {} mismatched; {} not run whole ({} of them up to the op the binary cannot express); {} errors; {} expectation(s) not met",
             self.results.len(),
             self.run(),
             self.equal(),
             self.documented(),
             self.mismatched().len(),
             self.not_run().len(),
-            self.errors().len()
+            self.cut(),
+            self.errors().len(),
+            self.unmet.len()
         )?;
         for (p, r) in self.not_run() {
             writeln!(f, "  not run: {}: {r}", p.display())?;
@@ -105,13 +150,18 @@ impl fmt::Display for ScenarioReport {
         for (p, e) in self.errors() {
             writeln!(f, "  error: {}: {e}", p.display())?;
         }
+        for (p, u) in &self.unmet {
+            writeln!(f, "  EXPECTATION NOT MET: {}: {u}", p.display())?;
+        }
         Ok(())
     }
 }
 
 impl Harness {
-    /// Run every `*.trace` of `dir` (file name order). With `keep`, each
-    /// scenario's files go to `keep/<file stem>/`.
+    /// Run every `*.trace` of `dir` (file name order), each up to its first
+    /// op this binary cannot express, and check the `=>` lines of the ops
+    /// that ran. With `keep`, each scenario's files go to
+    /// `keep/<file stem>/`.
     pub fn conform_scenarios(
         &self,
         dir: &Path,
@@ -126,24 +176,25 @@ impl Harness {
         paths.sort();
         let mut report = ScenarioReport::default();
         for p in paths {
-            let outcome = self.scenario(&p, keep);
+            let (outcome, unmet) = self.scenario(&p, keep);
+            report
+                .unmet
+                .extend(unmet.into_iter().map(|u| (p.clone(), u)));
             report.results.push((p, outcome));
         }
         Ok(report)
     }
 
-    fn scenario(&self, path: &Path, keep: Option<&Path>) -> Outcome {
+    fn scenario(&self, path: &Path, keep: Option<&Path>) -> (Outcome, Vec<Unmet>) {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) => return Outcome::Error(format!("cannot read it: {e}")),
+            Err(e) => return (Outcome::Error(format!("cannot read it: {e}")), Vec::new()),
         };
         let parsed = match trace::parse(&text) {
             Ok(t) => t,
             Err(e) => {
-                return Outcome::Error(format!(
-                    "line {}, column {}: {}",
-                    e.line, e.column, e.message
-                ))
+                let message = format!("line {}, column {}: {}", e.line, e.column, e.message);
+                return (Outcome::Error(message), Vec::new());
             }
         };
         let dir = keep.map(|k| {
@@ -153,15 +204,57 @@ impl Harness {
                     .unwrap_or_default(),
             )
         });
-        match self.conform_trace(&parsed.ops(), dir.as_deref()) {
-            Ok(v) => Outcome::Ran(Box::new(v)),
+        let ops = parsed.ops();
+        let (len, refusal) = self.expressible_prefix(&ops);
+        let verdict = match self.conform_trace(&ops[..len], dir.as_deref()) {
+            Ok(v) => v,
             Err(e @ ConformError::Unsupported(_)) => {
-                Outcome::NotRun(format!("the binary cannot express it: {e}"))
+                let reason = format!("the binary cannot express it: {e}");
+                return (Outcome::NotRun(reason), Vec::new());
             }
             Err(e @ ConformError::ModelRejected { .. }) => {
-                Outcome::NotRun(format!("not a Node program: {e}"))
+                return (
+                    Outcome::NotRun(format!("not a Node program: {e}")),
+                    Vec::new(),
+                )
             }
-            Err(e) => Outcome::Error(e.to_string()),
+            Err(e) => return (Outcome::Error(e.to_string()), Vec::new()),
+        };
+        // The expectations of the ops that ran (an op dropped because the
+        // process had ended meets none).
+        let unmet = parsed.steps[..len]
+            .iter()
+            .enumerate()
+            .filter(|(_, step)| !step.expected.is_empty())
+            .filter_map(
+                |(i, step)| match verdict.model.get(i).filter(|_| i < verdict.given) {
+                    Some(obs) => step.check(Ok(obs)).err(),
+                    None => step.check(Err(&OpError::Exited)).err(),
+                },
+            )
+            .collect();
+        let outcome = match refusal {
+            None => Outcome::Ran(Box::new(verdict)),
+            Some(u) => Outcome::Cut {
+                reason: format!("the binary cannot express it: {u}"),
+                line: parsed.steps[u.index].line,
+                ran: len,
+                verdict: Box::new(verdict),
+            },
+        };
+        (outcome, unmet)
+    }
+
+    /// How many ops at the start of `ops` this binary can run (the
+    /// translator accepts them, for its [`super::Capabilities`]), and why
+    /// the next one cannot, if there is one.
+    pub fn expressible_prefix(&self, ops: &[model::vocab::Op]) -> (usize, Option<Unsupported>) {
+        let mut checker = super::translate::Checker::with_capabilities(self.capabilities);
+        for (i, op) in ops.iter().enumerate() {
+            if let Err(refusal) = checker.push(op) {
+                return (i, Some(refusal));
+            }
         }
+        (ops.len(), None)
     }
 }

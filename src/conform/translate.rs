@@ -1,11 +1,15 @@
 //! From an op trace to a Node.js program.
 //!
-//! Native scopes and the JS frames become nested functions: `callback-scope
-//! A T R; <ops>; close` is `addon.callbackScope(A, T, R, () => { <ops> },
-//! closeIndex)`. Every op writes a marker line `{"op":i}` before its code, so
-//! that the observations after it can be told apart from the next op's;
-//! a few ops cannot be separated from the op before them (see
-//! [`Program::group_starts`]). The prologue is `tests/conformance/runtime.js`.
+//! The program is `tests/conformance/runtime.js` (the prologue and an
+//! interpreter) and one call `runTrace("STEPS", MAIN_CLOSE)`, with one step
+//! per op: its size is linear in the trace and its source nests nothing, so
+//! that node's parser never meets the trace's depth. Native scopes and the JS
+//! frames become nested calls while the program runs: `callback-scope A T R;
+//! <ops>; close` is `addon.callbackScope(A, T, R, frame, closeIndex)`, where
+//! `frame` runs the steps up to the close. Every op writes a marker line
+//! `{"op":i}` before its code, so that the observations after it can be told
+//! apart from the next op's; a few ops cannot be separated from the op before
+//! them (see [`Program::group_starts`]).
 //!
 //! [`Checker`] decides, one op at a time, what the program can express; every
 //! refusal is an [`Unsupported`] that says why. docs/conformance.md lists the
@@ -475,7 +479,11 @@ pub fn check_with(ops: &[Op], capabilities: Capabilities) -> Result<(), Unsuppor
 /// A Node.js program for a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Program {
-    /// The JavaScript source (the runtime prologue, then the trace).
+    /// The JavaScript source: the runtime prologue and interpreter
+    /// (`tests/conformance/runtime.js`), then one line
+    /// `runTrace("STEPS", MAIN_CLOSE);` with one step per op. Its size is
+    /// linear in the trace and it nests nothing: the frames nest in node's
+    /// call stack while it runs.
     pub source: String,
     /// Node options beyond `--no-deprecation --expose-internals`.
     pub node_args: Vec<String>,
@@ -490,246 +498,275 @@ fn js_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-fn id(x: AsyncId) -> String {
-    format!("I({x})")
+/// An id as the steps write it (the model's number; the runtime maps it).
+fn push_id(out: &mut String, x: AsyncId) {
+    out.push(' ');
+    out.push_str(&x.to_string());
 }
 
-fn callbacks_js(c: &HookCallbacks) -> String {
-    let mut names = Vec::new();
-    for (on, name) in [
+/// `R<n>`'s number, or `-`.
+fn push_resource(out: &mut String, r: Option<u32>) {
+    match r {
+        Some(n) => {
+            out.push(' ');
+            out.push_str(&n.to_string());
+        }
+        None => out.push_str(" -"),
+    }
+}
+
+/// A type name as one step token: bytes outside `[A-Za-z0-9_.-]` as `%XX`
+/// (the runtime decodes it with `decodeURIComponent`).
+fn push_type_name(out: &mut String, name: &str) {
+    out.push(' ');
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-' {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+fn callbacks_step(c: &HookCallbacks) -> String {
+    let names: Vec<&str> = [
         (c.init, "init"),
         (c.before, "before"),
         (c.after, "after"),
         (c.destroy, "destroy"),
         (c.promise_resolve, "promiseResolve"),
-    ] {
-        if on {
-            names.push(js_string(name));
-        }
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if names.is_empty() {
+        "-".to_string()
+    } else {
+        names.join(",")
     }
-    format!("[{}]", names.join(", "))
+}
+
+/// The step of an op that writes its own marker and opens or closes nothing.
+fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
+    let model = |out: &mut String| match model_id {
+        Some(m) => push_id(out, m),
+        None => out.push_str(" -"),
+    };
+    match op {
+        Op::NoForceAsyncHooksChecks => out.push_str("nf"),
+        Op::CreateHook { hook, callbacks } => {
+            out.push_str(&format!("ch {hook} {}", callbacks_step(callbacks)));
+        }
+        Op::EnableHook(h) => out.push_str(&format!("eh {h}")),
+        Op::DisableHook(h) => out.push_str(&format!("dh {h}")),
+        Op::EmitInit {
+            async_id,
+            type_name,
+            trigger_async_id,
+            resource,
+        } => {
+            out.push_str("ei");
+            push_id(out, *async_id);
+            push_type_name(out, type_name);
+            push_id(out, *trigger_async_id);
+            push_resource(out, resource.map(|r| r.0));
+        }
+        Op::EmitBefore {
+            async_id,
+            trigger_async_id,
+            resource,
+        } => {
+            out.push_str("eb");
+            push_id(out, *async_id);
+            push_id(out, *trigger_async_id);
+            push_resource(out, resource.map(|r| r.0));
+        }
+        Op::EmitAfter { async_id } => {
+            out.push_str("ea");
+            push_id(out, *async_id);
+        }
+        Op::EmitDestroy { async_id } => {
+            out.push_str("ed");
+            push_id(out, *async_id);
+        }
+        Op::NextTick { query_resource } => {
+            out.push_str("nt");
+            model(out);
+            out.push_str(if *query_resource { " 1" } else { " 0" });
+        }
+        Op::TickCallback => out.push_str("tc"),
+        Op::ExecutionAsyncId => out.push_str("eid"),
+        Op::TriggerAsyncId => out.push_str("tid"),
+        Op::ExecutionAsyncResource => out.push_str("ear"),
+        Op::DefaultTriggerAsyncId => out.push_str("dtid"),
+        Op::NewAsyncId => {
+            out.push_str("new");
+            model(out);
+        }
+        Op::UncaughtException { handled } => {
+            out.push_str(if *handled { "ue 1" } else { "ue 0" });
+        }
+        Op::ClearAsyncIdStack => out.push_str("cl"),
+        Op::ResetGlobal(r) => {
+            out.push_str("rg");
+            push_resource(out, Some(r.0));
+        }
+        // Frames are written by `translate` itself; refused ops never get here.
+        Op::OpenScope { .. }
+        | Op::CloseScope { .. }
+        | Op::EnterRunInAsyncScope { .. }
+        | Op::ExitRunInAsyncScope
+        | Op::EnterDefaultTriggerScope { .. }
+        | Op::ExitDefaultTriggerScope
+        | Op::EntryModule
+        | Op::CloseOuter { .. }
+        | Op::TimersScope
+        | Op::Stop => {}
+    }
+}
+
+/// The step that opens a frame (without its close index).
+fn open_step(out: &mut String, op: &Op, kind: FrameKind, verbose: bool) {
+    match op {
+        Op::OpenScope {
+            context, resource, ..
+        } => {
+            out.push_str(if kind != FrameKind::CallbackScope {
+                "mc"
+            } else if resource.holder == Holder::Global {
+                // The Global's key in the addon is the resource's number.
+                "gs"
+            } else {
+                "cs"
+            });
+            push_id(out, context.async_id);
+            push_id(out, context.trigger_async_id);
+            push_resource(out, Some(resource.id.0));
+            if kind == FrameKind::MakeCallback {
+                out.push_str(if verbose { " 1" } else { " 0" });
+            }
+        }
+        Op::EnterRunInAsyncScope {
+            async_id,
+            trigger_async_id,
+            resource,
+        } => {
+            out.push_str("ra");
+            push_id(out, *async_id);
+            push_id(out, *trigger_async_id);
+            push_resource(out, Some(resource.0));
+        }
+        Op::EnterDefaultTriggerScope { trigger_async_id } => {
+            out.push_str("dt");
+            push_id(out, *trigger_async_id);
+        }
+        _ => {}
+    }
+}
+
+/// The step that closes a frame, and whether it writes a marker.
+fn close_step(kind: FrameKind, thrown: bool, threw: bool) -> (&'static str, bool) {
+    match kind {
+        // The addon writes the marker once the callback is done.
+        FrameKind::CallbackScope => ("x", true),
+        // Nothing runs between the uncaught exception and this close.
+        FrameKind::MakeCallback if thrown => ("xu", false),
+        FrameKind::MakeCallback if threw => ("xt", true),
+        FrameKind::MakeCallback => ("xm", true),
+        FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope => ("xj", true),
+        FrameKind::Main if thrown => ("xU", false),
+        FrameKind::Main => ("xM", true),
+    }
 }
 
 /// Translate `ops` into a program that loads the addon at `addon`, for a
 /// binary with `capabilities`. `assigned[i]` is the id the model handed out
 /// at op `i` (`new-async-id`, `next-tick`), which the program maps to the
 /// one Node hands out; a missing entry maps nothing.
+///
+/// The program is the runtime and a flat list of steps, one per op
+/// (`tests/conformance/runtime.js` documents them): its size is linear in
+/// the trace, whatever the nesting. Frames the trace leaves open run to the
+/// end of the program (`conform_trace` appends their closes instead).
 pub fn translate(
     ops: &[Op],
     assigned: &[Option<AsyncId>],
     addon: &Path,
     capabilities: Capabilities,
 ) -> Result<Program, Unsupported> {
+    // First pass: what each op is, and where each frame closes.
     let mut checker = Checker::with_capabilities(capabilities);
-    let mut out = String::new();
-    let addon_js = js_string(&addon.to_string_lossy());
-    out.push_str(&RUNTIME_JS.replace("require(ADDON_PATH)", &format!("require({addon_js})")));
-    let mut group_starts = Vec::new();
-    // A make-callback's `verbose` argument (report an exception from its
-    // callback as uncaught) follows the callback's body, so it is written
-    // when the close is reached and known.
-    let mut indent = 0usize;
-    let pad = |n: usize| "  ".repeat(n);
+    let mut shapes = Vec::with_capacity(ops.len());
+    let mut close_of: Vec<Option<usize>> = vec![None; ops.len()];
+    // Make-callbacks with an uncaught exception reported while they are
+    // open (`verbose`), by the index of their open.
+    let mut verbose = std::collections::HashSet::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut main_close = None;
     for (i, op) in ops.iter().enumerate() {
         let shape = checker.accept(op)?;
-        let model_id = assigned.get(i).copied().flatten();
-        let marker = format!("W({{ op: {i} }});");
         match shape {
+            Shape::Open(_) => open.push(i),
+            Shape::Close { kind, thrown, .. } => {
+                if kind == FrameKind::Main {
+                    main_close = Some(i);
+                } else if let Some(at) = open.pop() {
+                    close_of[at] = Some(i);
+                    if thrown {
+                        verbose.insert(at);
+                    }
+                }
+            }
+            Shape::Plain => {}
+        }
+        shapes.push(shape);
+    }
+    let left_open = checker.frames.iter().filter(|f| f.kind != FrameKind::Main);
+    for (&at, frame) in open.iter().rev().zip(left_open.rev()) {
+        if frame.thrown.is_some() {
+            verbose.insert(at);
+        }
+    }
+
+    // Second pass: the steps, written straight into a JS string literal (no
+    // step contains a quote or a backslash).
+    let addon_js = js_string(&addon.to_string_lossy());
+    let prologue = RUNTIME_JS.replace("require(ADDON_PATH)", &format!("require({addon_js})"));
+    let mut out = String::with_capacity(prologue.len() + 16 * ops.len() + 64);
+    out.push_str(&prologue);
+    out.push_str("runTrace(\"");
+    let mut group_starts = Vec::with_capacity(ops.len());
+    for (i, (op, shape)) in ops.iter().zip(&shapes).enumerate() {
+        match *shape {
             Shape::Open(kind) => {
                 group_starts.push(i);
-                out.push_str(&format!("{}{marker}\n", pad(indent)));
-                let head = match op {
-                    Op::OpenScope {
-                        context, resource, ..
-                    } => {
-                        let f = if kind != FrameKind::CallbackScope {
-                            "addon.makeCallback"
-                        } else if resource.holder == Holder::Global {
-                            "addon.globalCallbackScope"
-                        } else {
-                            "addon.callbackScope"
-                        };
-                        format!(
-                            "{f}({}, {}, R({}), function () {{",
-                            id(context.async_id),
-                            id(context.trigger_async_id),
-                            resource.id.0
-                        )
-                    }
-                    Op::EnterRunInAsyncScope {
-                        async_id,
-                        trigger_async_id,
-                        resource,
-                    } => format!(
-                        "rias({}, {}, {}, () => {{",
-                        resource.0,
-                        id(*async_id),
-                        id(*trigger_async_id)
-                    ),
-                    Op::EnterDefaultTriggerScope { trigger_async_id } => {
-                        format!(
-                            "iah.defaultTriggerAsyncIdScope({}, () => {{",
-                            id(*trigger_async_id)
-                        )
-                    }
-                    _ => String::new(),
-                };
-                out.push_str(&format!("{}{head} // {op}\n", pad(indent)));
-                indent += 1;
+                open_step(&mut out, op, kind, verbose.contains(&i));
+                match close_of[i] {
+                    Some(c) => push_id(&mut out, c as AsyncId),
+                    None => out.push_str(" -1"),
+                }
             }
             Shape::Close {
                 kind,
                 thrown,
                 threw,
-                global_key,
+                ..
             } => {
-                let inner = pad(indent);
-                indent = indent.saturating_sub(1);
-                let outer = pad(indent);
-                match kind {
-                    FrameKind::CallbackScope => {
-                        // The addon writes the marker once the callback is done.
-                        group_starts.push(i);
-                        let key = global_key.map_or(String::new(), |k| format!(", {k}"));
-                        out.push_str(&format!("{outer}}}, {i}{key}); // {op}\n"));
-                    }
-                    FrameKind::MakeCallback => {
-                        if thrown {
-                            out.push_str(&format!(
-                                "{outer}}}, true); // {op} (after the uncaught exception)\n"
-                            ));
-                        } else if threw {
-                            group_starts.push(i);
-                            out.push_str(&format!(
-                                "{inner}{marker}\n{inner}throw new Thrown('close threw');\n"
-                            ));
-                            out.push_str(&format!("{outer}}}, false); // {op}\n"));
-                        } else {
-                            group_starts.push(i);
-                            out.push_str(&format!("{inner}{marker}\n{outer}}}, false); // {op}\n"));
-                        }
-                    }
-                    FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope => {
-                        group_starts.push(i);
-                        out.push_str(&format!("{inner}{marker}\n{outer}}}); // {op}\n"));
-                    }
-                    FrameKind::Main => {
-                        if !thrown {
-                            group_starts.push(i);
-                            out.push_str(&format!(
-                                "{marker} // {op}: the end of the main script\n"
-                            ));
-                        }
-                        // What follows runs from the event loop.
-                        out.push_str("\nfunction afterMainScript() {\n");
-                        indent = 1;
-                    }
+                let (step, marker) = close_step(kind, thrown, threw);
+                if marker {
+                    group_starts.push(i);
                 }
+                out.push_str(step);
             }
             Shape::Plain => {
                 group_starts.push(i);
-                let code = match op {
-                    Op::NoForceAsyncHooksChecks => "// --no-force-async-hooks-checks".to_string(),
-                    Op::CreateHook { hook, callbacks } => {
-                        format!(
-                            "createHook({}, {});",
-                            js_string(&hook.to_string()),
-                            callbacks_js(callbacks)
-                        )
-                    }
-                    Op::EnableHook(h) => {
-                        format!("hooks.get({}).enable();", js_string(&h.to_string()))
-                    }
-                    Op::DisableHook(h) => {
-                        format!("hooks.get({}).disable();", js_string(&h.to_string()))
-                    }
-                    Op::EmitInit {
-                        async_id,
-                        type_name,
-                        trigger_async_id,
-                        resource,
-                    } => format!(
-                        "iah.emitInit({}, {}, {}, {});",
-                        id(*async_id),
-                        js_string(type_name),
-                        id(*trigger_async_id),
-                        resource.map_or("undefined".to_string(), |r| format!("R({})", r.0))
-                    ),
-                    Op::EmitBefore {
-                        async_id,
-                        trigger_async_id,
-                        resource,
-                    } => format!(
-                        "iah.emitBefore({}, {}, {});",
-                        id(*async_id),
-                        id(*trigger_async_id),
-                        resource.map_or("undefined".to_string(), |r| format!("R({})", r.0))
-                    ),
-                    Op::EmitAfter { async_id } => format!("iah.emitAfter({});", id(*async_id)),
-                    Op::EmitDestroy { async_id } => format!("iah.emitDestroy({});", id(*async_id)),
-                    Op::NextTick { query_resource } => {
-                        let m = model_id.map_or("null".to_string(), |m| m.to_string());
-                        format!("nextTick({m}, {query_resource});")
-                    }
-                    Op::TickCallback => "process._tickCallback();".to_string(),
-                    Op::ExecutionAsyncId => "W({ k: 'eid', v: eid() });".to_string(),
-                    Op::TriggerAsyncId => "W({ k: 'tid', v: tid() });".to_string(),
-                    Op::ExecutionAsyncResource => {
-                        "W({ k: 'ear', r: nameOf(iah.executionAsyncResource()) });".to_string()
-                    }
-                    Op::DefaultTriggerAsyncId => {
-                        "W({ k: 'dtid', v: iah.getDefaultTriggerAsyncId() });".to_string()
-                    }
-                    Op::NewAsyncId => {
-                        let m = model_id.map_or("null".to_string(), |m| m.to_string());
-                        format!("{{ const v = iah.newAsyncId(); W({{ k: 'new', v }}); assign({m}, v); }}")
-                    }
-                    Op::UncaughtException { handled } => format!("uncaught({handled});"),
-                    Op::ResetGlobal(r) => format!("addon.resetGlobal({});", r.0),
-                    Op::ClearAsyncIdStack => "iah.clearAsyncIdStack();".to_string(),
-                    // Refused by the checker.
-                    Op::OpenScope { .. }
-                    | Op::CloseScope { .. }
-                    | Op::EnterRunInAsyncScope { .. }
-                    | Op::ExitRunInAsyncScope
-                    | Op::EnterDefaultTriggerScope { .. }
-                    | Op::ExitDefaultTriggerScope
-                    | Op::EntryModule
-                    | Op::CloseOuter { .. }
-                    | Op::TimersScope
-                    | Op::Stop => String::new(),
-                };
-                out.push_str(&format!("{}{marker} {code} // {op}\n", pad(indent)));
+                plain_step(&mut out, op, assigned.get(i).copied().flatten());
             }
         }
+        out.push_str("\\n");
     }
-    // Frames the trace leaves open end with the program's functions, without
-    // markers (conform_trace appends explicit closes, so this is for direct
-    // callers of translate).
-    while let Some(frame) = checker.frames.pop() {
-        if frame.kind == FrameKind::Main {
-            break;
-        }
-        indent = indent.saturating_sub(1);
-        let close = match frame.kind {
-            FrameKind::CallbackScope => match frame.global_key {
-                Some(k) => format!("}}, -1, {k});"),
-                None => "}, -1);".to_string(),
-            },
-            FrameKind::MakeCallback => {
-                if frame.thrown.is_some() {
-                    "}, true);".to_string()
-                } else {
-                    "}, false);".to_string()
-                }
-            }
-            _ => "});".to_string(),
-        };
-        out.push_str(&format!("{}{close}\n", pad(indent)));
-    }
-    if checker.main_closed {
-        out.push_str("}\n");
-    }
+    let main_close = main_close.map_or(-1, |c| c as i64);
+    out.push_str(&format!("\", {main_close});\n"));
     let mut node_args = Vec::new();
     if checker.no_force_checks {
         node_args.push("--no-force-async-hooks-checks".to_string());
@@ -781,9 +818,46 @@ mod tests {
         };
         // The make-callback's close right after the exception has no marker.
         assert_eq!(p.group_starts, vec![0, 1, 3, 4]);
-        assert!(p.source.contains("}, true); // close threw"));
+        // The steps: the make-callback is verbose (an uncaught exception is
+        // reported while it is open) and closes at op 2, without a marker
+        // (`xu`); the main script's scope closes at op 4, with one (`xM`).
+        assert!(
+            p.source
+                .ends_with("runTrace(\"mc 5 1 1 1 2\\nue 1\\nxu\\neid\\nxM\\n\", 4);\n"),
+            "{}",
+            &p.source[p.source.len() - 80..]
+        );
         assert!(p.source.contains("require(\"/x/addon.node\")"));
-        assert!(p.source.contains("function afterMainScript() {"));
+        // A close threw without an exception before it throws from the
+        // callback (`xt`); frames left open close at the end (`-1`).
+        let ops = vec![
+            scope(ScopeKind::MakeCallback),
+            Op::CloseScope { threw: true },
+            scope(ScopeKind::CallbackScope),
+            Op::EmitInit {
+                async_id: 7,
+                type_name: "a b".to_string(),
+                trigger_async_id: 5,
+                resource: None,
+            },
+        ];
+        let p = match translate(
+            &ops,
+            &[],
+            Path::new("/x/addon.node"),
+            Capabilities::default(),
+        ) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(
+            p.source.ends_with(
+                "runTrace(\"mc 5 1 1 0 1\\nxt\\ncs 5 1 1 -1\\nei 7 a%20b 5 -\\n\", -1);\n"
+            ),
+            "{}",
+            &p.source[p.source.len() - 80..]
+        );
+        assert_eq!(p.group_starts, vec![0, 1, 2, 3]);
     }
 
     #[test]
@@ -814,14 +888,15 @@ mod tests {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         };
-        assert!(p
-            .source
-            .contains("addon.globalCallbackScope(I(5), I(1), R(3), function () {"));
-        assert!(p.source.contains("addon.resetGlobal(3);"));
-        // The close passes the Global's key after the marker index.
-        assert!(p.source.contains("}, 2, 3); // close"));
-        // After the main script, from the event loop.
-        assert!(p.source.contains("addon.resetGlobal(4);"));
+        // The Global callback-scope (`gs`, its key the resource's number 3)
+        // closes at op 2; a reset inside it and one after the main script's
+        // close (op 3), from the event loop.
+        assert!(
+            p.source
+                .ends_with("runTrace(\"gs 5 1 3 2\\nrg 3\\nx\\nxM\\nrg 4\\n\", 3);\n"),
+            "{}",
+            &p.source[p.source.len() - 80..]
+        );
         assert_eq!(p.group_starts, vec![0, 1, 2, 3, 4]);
         // Without the capability (v20): both refused, with the reason.
         let err = |ops: &[Op]| check(ops).err().map(|u| u.reason);

@@ -1,6 +1,9 @@
 'use strict';
 // scopecheck conformance runtime: the prologue of every program a trace
-// becomes (src/conform/translate.rs appends the trace's own code after it).
+// becomes, and the interpreter that runs the trace. src/conform/translate.rs
+// appends one line, `runTrace(STEPS, MAIN_CLOSE);`: STEPS is a string with one
+// step per op of the trace (see "The steps" below), so that the program's size
+// is linear in the trace and its source nests nothing, however deep the trace.
 // Run as `node --no-deprecation --expose-internals program.js`.
 //
 // Rules this file keeps, so that only the trace's ops touch async context:
@@ -163,11 +166,159 @@ class Thrown extends Error {}
 // still covers any id Node takes on its own later.
 aw.async_id_fields[K.kAsyncIdCounter] = 1;
 
-addon.loopMarker();
-// The trace's ops after the end of the main script, if any, are the
-// function declaration `afterMainScript` at the end of the file (hoisted, so
-// it is registered even if the main script throws).
-if (typeof afterMainScript === 'function') addon.afterMain(afterMainScript);
-W({ k: 'start' });
+// ---- the steps ----
+//
+// One line per op of the trace, in order; op i is line i. Ids are the
+// model's numbers (mapped with I() when used), resources are R<n>'s n, `-` is
+// "none", flags are 1 or 0.
+//
+//   nf                    --no-force-async-hooks-checks (a node option)
+//   ch H CB,CB|-          createHook      eh H / dh H  enable / disable
+//   ei ID TYPE TRIG R|-   emitInit (TYPE percent-encoded)
+//   eb ID TRIG R|-        emitBefore      ea ID / ed ID  emitAfter / emitDestroy
+//   nt MODEL|- QUERY      process.nextTick          tc  process._tickCallback
+//   eid tid ear dtid      the queries     new MODEL|-  newAsyncId
+//   ue HANDLED            an uncaught exception      cl  clearAsyncIdStack
+//   cs ID TRIG R CLOSE    addon.callbackScope, CLOSE the index of its close
+//   gs ID TRIG R CLOSE    addon.globalCallbackScope (a Global<Object>* resource,
+//                         its key in the addon R's number)
+//   rg R                  addon.resetGlobal (Global<Object>::Reset of R's Global)
+//   mc ID TRIG R VERBOSE CLOSE  addon.makeCallback
+//   ra ID TRIG R CLOSE    runInAsyncScope     dt TRIG CLOSE  defaultTriggerAsyncIdScope
+//   x                     close of a callback-scope (the addon writes its marker)
+//   xm / xt / xu          close of a make-callback: plain / threw / after an
+//                         uncaught exception in it (no marker)
+//   xj                    end of a run-in-async-scope or default-trigger-scope
+//   xM / xU               close of the main script's scope / after an uncaught
+//                         exception in the main script (no marker)
+//
+// A frame (a native scope, a JS frame, the main script) is one call of
+// frame(), which runs the steps up to its close and returns: the nesting is in
+// node's call stack while the program runs (the harness gives node a large
+// stack), not in its source. An uncaught exception unwinds the frame before
+// its close step ran: the caller skips that step (closedAt tells).
+
+let S = ''; // the steps
+let pc = 0; // offset in S of the next step
+let opIndex = 0; // its index in the trace
+let closedAt = -1; // index of the last close step that ran
+
+function nextStep() {
+  const nl = S.indexOf('\n', pc);
+  const end = nl < 0 ? S.length : nl;
+  const t = S.slice(pc, end).split(' ');
+  pc = end + 1;
+  opIndex++;
+  return t;
+}
+
+// After a frame's call returned: if its close did not run (an uncaught
+// exception ended its callback), the close is the next step: skip it.
+function afterFrame(close) {
+  if (close >= 0 && closedAt !== close) nextStep();
+}
+
+const res = (x) => (x === '-' ? undefined : R(+x));
+const model = (x) => (x === '-' ? null : +x);
+
+function plain(i, t) {
+  W({ op: i });
+  switch (t[0]) {
+    case 'nf': break; // the option is on node's command line
+    case 'ch': createHook(t[1], t[2] === '-' ? [] : t[2].split(',')); break;
+    case 'eh': hooks.get(t[1]).enable(); break;
+    case 'dh': hooks.get(t[1]).disable(); break;
+    case 'ei': iah.emitInit(I(+t[1]), decodeURIComponent(t[2]), I(+t[3]), res(t[4])); break;
+    case 'eb': iah.emitBefore(I(+t[1]), I(+t[2]), res(t[3])); break;
+    case 'ea': iah.emitAfter(I(+t[1])); break;
+    case 'ed': iah.emitDestroy(I(+t[1])); break;
+    case 'nt': nextTick(model(t[1]), t[2] === '1'); break;
+    case 'tc': process._tickCallback(); break;
+    case 'eid': W({ k: 'eid', v: eid() }); break;
+    case 'tid': W({ k: 'tid', v: tid() }); break;
+    case 'ear': W({ k: 'ear', r: nameOf(iah.executionAsyncResource()) }); break;
+    case 'dtid': W({ k: 'dtid', v: iah.getDefaultTriggerAsyncId() }); break;
+    case 'new': {
+      const v = iah.newAsyncId();
+      W({ k: 'new', v });
+      assign(model(t[1]), v);
+      break;
+    }
+    case 'ue': uncaught(t[1] === '1'); break;
+    case 'cl': iah.clearAsyncIdStack(); break;
+    case 'rg': addon.resetGlobal(+t[1]); break;
+    default: throw new Error('scopecheck runtime: unknown step ' + t.join(' '));
+  }
+}
+
+// Run steps until the close of the current frame (and return after it) or
+// the end of the trace.
+function frame() {
+  while (pc < S.length) {
+    const i = opIndex;
+    const t = nextStep();
+    switch (t[0]) {
+      case 'cs':
+        W({ op: i });
+        addon.callbackScope(I(+t[1]), I(+t[2]), R(+t[3]), frame, +t[4]);
+        afterFrame(+t[4]);
+        break;
+      case 'gs':
+        W({ op: i });
+        addon.globalCallbackScope(I(+t[1]), I(+t[2]), R(+t[3]), frame, +t[4], +t[3]);
+        afterFrame(+t[4]);
+        break;
+      case 'mc':
+        W({ op: i });
+        addon.makeCallback(I(+t[1]), I(+t[2]), R(+t[3]), frame, t[4] === '1');
+        afterFrame(+t[5]);
+        break;
+      case 'ra':
+        W({ op: i });
+        rias(+t[3], I(+t[1]), I(+t[2]), frame);
+        afterFrame(+t[4]);
+        break;
+      case 'dt':
+        W({ op: i });
+        iah.defaultTriggerAsyncIdScope(I(+t[1]), frame);
+        afterFrame(+t[2]);
+        break;
+      case 'x':
+      case 'xu':
+      case 'xU':
+        closedAt = i;
+        return;
+      case 'xm':
+      case 'xj':
+      case 'xM':
+        W({ op: i });
+        closedAt = i;
+        return;
+      case 'xt':
+        W({ op: i });
+        closedAt = i;
+        throw new Thrown('close threw');
+      default:
+        plain(i, t);
+    }
+  }
+}
+
+// Run the trace: the main script's ops now; those after the close of the main
+// script's scope (step mainClose, -1 if none) from the event loop, registered
+// first so that they run even if the main script throws.
+// eslint-disable-next-line no-unused-vars
+function runTrace(steps, mainClose) {
+  S = steps;
+  addon.loopMarker();
+  if (mainClose >= 0) {
+    addon.afterMain(() => {
+      if (closedAt !== mainClose) nextStep();
+      frame();
+    });
+  }
+  W({ k: 'start' });
+  frame();
+}
 
 // ---- the trace ----
