@@ -18,7 +18,8 @@ use model::vocab::{Observation, Op, ResourceView, OP_KINDS};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The situations of `lazy-scopes.md` (and a few more), each with its name.
+/// The situations where the lazy design is easy to get wrong (the places
+/// `docs/lazy-design.md` lists, and what real programs reach), each with its name.
 pub const SITUATIONS: &[(&str, &str)] = &[
     (
         "js-push-above-lazy",
