@@ -15,10 +15,9 @@
 //! returns: the tests do not download anything themselves. A
 //! `$SCOPECHECK_NODE26` that is not a Node 26 binary fails them.
 //!
-//! Traces with a documented mismatch (docs/conformance.md, "Mismatches
-//! found", "Node 26") are listed in `KNOWN_MISMATCH_TRACES` and
-//! `KNOWN_V26_TRACES`: the tests assert that they still differ exactly as
-//! documented, so that a fixed model shows up here.
+//! The traces of the two differences once documented (docs/conformance.md,
+//! M3 and N1) are `M3_TRACE` and `N1_TRACE`: the model now answers them
+//! (unspecified; the empty-Global CHECK), and the tests assert them equal.
 
 use model::vocab::trace;
 use model::vocab::Op;
