@@ -89,11 +89,10 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
     }
     if let Some(stop) = &report.stopped {
         return Err(CliError::Usage(format!(
-            "explore stopped before depth {}: {} of memory in use, the limit is {} (--max-memory); every sequence of up to {} ops was explored. Lower --depth or --max-nesting, or raise --max-memory",
+            "explore stopped before depth {}: {} of memory in use, the limit is {} (--max-memory); the exploration is incomplete. Lower --depth or --max-nesting, or raise --max-memory",
             config.depth,
             memory::human(stop.memory),
             memory::human(stop.limit),
-            stop.complete_depth
         )));
     }
     Ok(())
