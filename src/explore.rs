@@ -39,9 +39,9 @@ use model::vocab::{
 };
 use model::Eager;
 use stateright::{Checker, HasDiscoveries, Model, Property};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -256,6 +256,15 @@ pub const SOMETIMES: [&str; 12] = [
 /// The name of the `always` property.
 pub const EQUAL_OBSERVATIONS: &str = "lazy observations equal eager observations";
 
+/// The keys of [`State::product_fingerprint`]'s hash: fixed, so that a run
+/// is the same every time (any four constants would do).
+const FINGERPRINT_KEYS: ahash::RandomState = ahash::RandomState::with_seeds(
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7344,
+    0xa409_3822_299f_31d0,
+    0x082e_fa98_ec4e_6c89,
+);
+
 /// One explored state: both sides after the same ops.
 #[derive(Clone, Debug)]
 pub struct State<E, L> {
@@ -280,10 +289,10 @@ pub struct State<E, L> {
 
 impl<E: Hash, L: Hash> State<E, L> {
     /// A fingerprint of the product state alone, without the path: equal
-    /// for the same state reached at any depth. SipHash with fixed keys
-    /// (`DefaultHasher::new`), so the same on every run.
+    /// for the same state reached at any depth. aHash with fixed keys (the
+    /// hash stateright fingerprints states with), so the same on every run.
     pub fn product_fingerprint(&self) -> u64 {
-        let mut h = DefaultHasher::new();
+        let mut h = FINGERPRINT_KEYS.build_hasher();
         self.eager.hash(&mut h);
         self.lazy.hash(&mut h);
         match &self.diverged {
@@ -337,6 +346,16 @@ impl Path {
             len: self.len() + 1,
             before: self.clone(),
         })))
+    }
+
+    /// This path is `before` followed by one op (the same node of
+    /// `before`, not an equal path).
+    pub fn is_after(&self, before: &Path) -> bool {
+        match (&self.0, &before.0) {
+            (Some(node), Some(b)) => node.before.0.as_ref().is_some_and(|p| Arc::ptr_eq(p, b)),
+            (Some(node), None) => node.before.0.is_none(),
+            (None, _) => false,
+        }
     }
 
     /// The ops, first to last.
@@ -488,7 +507,13 @@ pub struct Explorer<E, L> {
     /// Set once the search ended: stateright rebuilds the paths to its
     /// discoveries by replaying ops, which must not lower `expand_below`.
     replaying: Arc<AtomicBool>,
+    /// Per checker thread, the successors [`Model::actions`] made for the
+    /// state being expanded, taken by [`Model::next_state`].
+    successors: Mutex<Successors<E, L>>,
 }
+
+/// The successors made for the state a thread expands, by op.
+type Successors<E, L> = HashMap<std::thread::ThreadId, Vec<(Op, State<E, L>)>>;
 
 /// A hasher that passes a fingerprint through: the keys of
 /// [`Explorer`]'s set of distinct states are hashes already.
@@ -547,6 +572,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             distinct: Arc::default(),
             unique: Arc::new(AtomicUsize::new(0)),
             replaying: Arc::new(AtomicBool::new(false)),
+            successors: Mutex::default(),
         }
     }
 
@@ -696,10 +722,14 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
         vec![self.start_state()]
     }
 
-    /// The letters enabled in `state`, in reverse alphabet order: the
-    /// depth-first checker pushes them on its stack in this order and pops
-    /// the last first, so nodes are expanded in alphabet order (and each
-    /// node is first reached by its first path in alphabet order).
+    /// The ops enabled in `state`. Their successors are made here, in
+    /// alphabet order, and kept for [`Model::next_state`]; an op whose
+    /// successor is the same node as an earlier letter's is left out. The
+    /// ops are listed in reverse: the depth-first checker pushes them on its
+    /// stack in this order and pops the last first. So nodes are expanded in
+    /// alphabet order, and successors made (and divergences and situations
+    /// recorded) in alphabet order too: the first path that reaches a node
+    /// is its first in alphabet order, as breadth first finds it.
     fn actions(&self, state: &State<E, L>, actions: &mut Vec<Op>) {
         let expand_below = self.expand_below.load(Ordering::Relaxed);
         if state.diverged.is_some() || state.ended || state.depth() >= expand_below {
@@ -711,17 +741,36 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
         }
         let current = state.eager.execution_async_id();
         let may_nest = state.eager.nesting() < self.max_nesting;
-        actions.extend(
-            self.alphabet
-                .iter()
-                .rev()
-                .map(|letter| letter.op(current))
-                .filter(|op| may_nest || !nests(op)),
-        );
+        let mut made: Vec<(Op, State<E, L>)> = Vec::new();
+        for op in (self.alphabet.iter())
+            .map(|letter| letter.op(current))
+            .filter(|op| may_nest || !nests(op))
+        {
+            let Some(next) = self.step(state, &op, true) else {
+                continue;
+            };
+            if made.iter().all(|(_, other)| *other != next) {
+                made.push((op, next));
+            }
+        }
+        actions.extend(made.iter().rev().map(|(op, _)| op.clone()));
+        let mut successors = self.successors.lock().unwrap_or_else(PoisonError::into_inner);
+        successors.insert(std::thread::current().id(), made);
     }
 
+    /// The successor [`Model::actions`] made, or (when stateright rebuilds
+    /// a path and asks for one op) made now.
     fn next_state(&self, state: &State<E, L>, op: Op) -> Option<State<E, L>> {
-        self.step(state, &op, true)
+        let made = {
+            let mut successors = self.successors.lock().unwrap_or_else(PoisonError::into_inner);
+            (successors.get_mut(&std::thread::current().id())).and_then(|made| {
+                let i = made
+                    .iter()
+                    .position(|(o, n)| *o == op && n.trace.is_after(&state.trace))?;
+                Some(made.swap_remove(i).1)
+            })
+        };
+        made.or_else(|| self.step(state, &op, true))
     }
 
     /// A state at the depth bound has no successors; when the op that led
