@@ -283,8 +283,8 @@ fn size_of(text: &str) -> f64 {
 
 #[test]
 fn explore_stops_at_its_memory_limit() {
-    // Without a limit this grows by hundreds of MB a second: under a 4 GB
-    // address-space limit, so that a limit that does not work fails the
+    // Without a limit this grows until the machine is full (tens of MB a
+    // second): under a 4 GB address-space limit, so that a limit that does not work fails the
     // test (an allocation failure) instead of filling the machine.
     let started = std::time::Instant::now();
     let out = Command::new("sh")
