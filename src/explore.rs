@@ -754,7 +754,10 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
             }
         }
         actions.extend(made.iter().rev().map(|(op, _)| op.clone()));
-        let mut successors = self.successors.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut successors = self
+            .successors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         successors.insert(std::thread::current().id(), made);
     }
 
@@ -762,7 +765,10 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
     /// a path and asks for one op) made now.
     fn next_state(&self, state: &State<E, L>, op: Op) -> Option<State<E, L>> {
         let made = {
-            let mut successors = self.successors.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut successors = self
+                .successors
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             (successors.get_mut(&std::thread::current().id())).and_then(|made| {
                 let i = made
                     .iter()
@@ -788,8 +794,8 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
             self.leaves.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let new = (self.distinct.lock().unwrap_or_else(PoisonError::into_inner))
-            .insert(state.identity);
+        let new =
+            (self.distinct.lock().unwrap_or_else(PoisonError::into_inner)).insert(state.identity);
         if new {
             self.unique.fetch_add(1, Ordering::Relaxed);
         }

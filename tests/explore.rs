@@ -9,8 +9,8 @@ use model::vocab::{trace, Cost, Observation, Op, OpError, Runtime};
 use model::Eager;
 use scopecheck::coverage::SITUATIONS;
 use scopecheck::explore::{
-    alphabet, explore, explore_pair, init_ops, nests, Explorable, ExploreConfig, Explorer,
-    ExploreReport, Letter, Reference, State, SOMETIMES,
+    alphabet, explore, explore_pair, init_ops, nests, Explorable, ExploreConfig, ExploreReport,
+    Explorer, Letter, Reference, State, SOMETIMES,
 };
 use stateright::Model;
 use std::collections::HashSet;
@@ -444,7 +444,12 @@ fn a_mutants_counterexample_is_the_first_shortest_one() {
             threads: 2,
             ..config(depth)
         };
-        let report = explore(Eager::new(), lazy::with_mutant(Some(mutant)), &two, &mut quiet);
+        let report = explore(
+            Eager::new(),
+            lazy::with_mutant(Some(mutant)),
+            &two,
+            &mut quiet,
+        );
         let cx = report.counterexample.expect("killed with two threads");
         assert_eq!(cx.explored_ops, expected.len(), "{mutant:?}, two threads");
     }
