@@ -1,7 +1,19 @@
 //! Bounded exhaustive exploration with [`stateright`]: every sequence of up to
 //! `depth` ops drawn from a small fixed alphabet, run on the eager model and
-//! the lazy implementation side by side, breadth first, so that the first
-//! divergence found is a shortest one.
+//! the lazy implementation side by side.
+//!
+//! The search is stateright's depth-first checker over the nodes (state,
+//! depth): a state reached at two depths is two nodes, so deduplicating a
+//! node never hides a state reachable within the bound at a shallower depth
+//! (what deduplicating states alone in a depth-first search would do). Every
+//! node reachable within the bound is visited, so the states visited are
+//! exactly the states breadth first visits, and the explorer keeps the
+//! shortest diverging path itself (and with one thread the first in alphabet
+//! order among the shortest, the one breadth first finds). Depth first, the
+//! checker keeps only a fingerprint (8 bytes) per node and a stack of at most
+//! `depth` times the alphabet's states: breadth first kept every state of the
+//! frontier whole, with its path, which is what made depth 10 too big
+//! (`docs/performance.md`, "The explorer's memory").
 //!
 //! The state is the product of the two sides, plus whether the op that led
 //! there made them answer differently and which named situations
@@ -27,8 +39,9 @@ use model::vocab::{
 };
 use model::Eager;
 use stateright::{Checker, HasDiscoveries, Model, Property};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -243,6 +256,15 @@ pub const SOMETIMES: [&str; 12] = [
 /// The name of the `always` property.
 pub const EQUAL_OBSERVATIONS: &str = "lazy observations equal eager observations";
 
+/// The keys of [`State::product_fingerprint`]'s hash: fixed, so that a run
+/// is the same every time (any four constants would do).
+const FINGERPRINT_KEYS: ahash::RandomState = ahash::RandomState::with_seeds(
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7344,
+    0xa409_3822_299f_31d0,
+    0x082e_fa98_ec4e_6c89,
+);
+
 /// One explored state: both sides after the same ops.
 #[derive(Clone, Debug)]
 pub struct State<E, L> {
@@ -256,9 +278,42 @@ pub struct State<E, L> {
     pub ended: bool,
     /// Bit `i`: the op that led here met the situation `SOMETIMES[i]`.
     pub situations: u32,
-    /// The explored ops that led here first (after [`init_ops`]). Not part
-    /// of the state's identity: it is not hashed or compared.
+    /// The explored ops that led here first (after [`init_ops`]). Only its
+    /// length (the node's depth) is part of the node's identity.
     pub trace: Path,
+    /// [`State::product_fingerprint`] of the fields above (the two sides,
+    /// `diverged`, `ended`, `situations`), computed once when the state is
+    /// made.
+    pub identity: u64,
+}
+
+impl<E: Hash, L: Hash> State<E, L> {
+    /// A fingerprint of the product state alone, without the path: equal
+    /// for the same state reached at any depth. aHash with fixed keys (the
+    /// hash stateright fingerprints states with), so the same on every run.
+    pub fn product_fingerprint(&self) -> u64 {
+        let mut h = FINGERPRINT_KEYS.build_hasher();
+        self.eager.hash(&mut h);
+        self.lazy.hash(&mut h);
+        match &self.diverged {
+            None => 0u8.hash(&mut h),
+            Some(answers) => {
+                1u8.hash(&mut h);
+                hash_answer(&answers.0, &mut h);
+                hash_answer(&answers.1, &mut h);
+            }
+        }
+        self.ended.hash(&mut h);
+        self.situations.hash(&mut h);
+        h.finish()
+    }
+}
+
+impl<E, L> State<E, L> {
+    /// The depth of this node: explored ops on its path.
+    pub fn depth(&self) -> usize {
+        self.trace.len()
+    }
 }
 
 /// A path of explored ops, shared between the states that extend it.
@@ -293,6 +348,16 @@ impl Path {
         })))
     }
 
+    /// This path is `before` followed by one op (the same node of
+    /// `before`, not an equal path).
+    pub fn is_after(&self, before: &Path) -> bool {
+        match (&self.0, &before.0) {
+            (Some(node), Some(b)) => node.before.0.as_ref().is_some_and(|p| Arc::ptr_eq(p, b)),
+            (Some(node), None) => node.before.0.is_none(),
+            (None, _) => false,
+        }
+    }
+
     /// The ops, first to last.
     pub fn ops(&self) -> Vec<Op> {
         let mut ops = Vec::with_capacity(self.len());
@@ -314,26 +379,20 @@ fn hash_answer<H: Hasher>(answer: &Answer, h: &mut H) {
     }
 }
 
+/// A node of the search is the product state and its depth: stateright's
+/// fingerprint of a node hashes the product state's fingerprint and the depth.
 impl<E: Hash, L: Hash> Hash for State<E, L> {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.eager.hash(h);
-        self.lazy.hash(h);
-        match &self.diverged {
-            None => 0u8.hash(h),
-            Some(answers) => {
-                1u8.hash(h);
-                hash_answer(&answers.0, h);
-                hash_answer(&answers.1, h);
-            }
-        }
-        self.ended.hash(h);
-        self.situations.hash(h);
+        self.identity.hash(h);
+        self.depth().hash(h);
     }
 }
 
 impl<E: PartialEq, L: PartialEq> PartialEq for State<E, L> {
     fn eq(&self, o: &Self) -> bool {
-        self.eager == o.eager
+        self.identity == o.identity
+            && self.depth() == o.depth()
+            && self.eager == o.eager
             && self.lazy == o.lazy
             && self.diverged == o.diverged
             && self.ended == o.ended
@@ -404,9 +463,9 @@ impl Counterexample {
 pub struct ExploreConfig {
     /// Longest op sequence explored (after [`init_ops`]).
     pub depth: usize,
-    /// Checker threads. With one thread the search is strictly breadth
-    /// first; with more, the first state reached may not be reached by a
-    /// shortest path, so a counterexample may not be a shortest one.
+    /// Checker threads. The counterexample is a shortest one with any
+    /// number; with one thread it is also the first of the shortest in
+    /// alphabet order (the one a breadth-first search finds).
     pub threads: usize,
     /// Ops that nest deeper ([`nests`]) are enabled only while the reference
     /// side's [`Reference::nesting`] is below this.
@@ -436,6 +495,45 @@ pub struct Explorer<E, L> {
     examples: Arc<Mutex<Vec<Option<Path>>>>,
     /// Set to stop: no state is expanded any more (the memory limit).
     stop: Arc<AtomicBool>,
+    /// Nodes this deep or deeper are not expanded: the depth bound, lowered
+    /// to one less than the shortest divergence recorded (a longer or equal
+    /// one found later would not be kept).
+    expand_below: Arc<AtomicUsize>,
+    /// The product fingerprints of the states stored (not boring leaves):
+    /// the distinct states, whatever the depths they were reached at.
+    distinct: Arc<Mutex<HashSet<u64, BuildHasherDefault<Unhashed>>>>,
+    /// `distinct.len()`, read by the progress line without the lock.
+    unique: Arc<AtomicUsize>,
+    /// Set once the search ended: stateright rebuilds the paths to its
+    /// discoveries by replaying ops, which must not lower `expand_below`.
+    replaying: Arc<AtomicBool>,
+    /// Per checker thread, the successors [`Model::actions`] made for the
+    /// state being expanded, taken by [`Model::next_state`].
+    successors: Mutex<Successors<E, L>>,
+}
+
+/// The successors made for the state a thread expands, by op.
+type Successors<E, L> = HashMap<std::thread::ThreadId, Vec<(Op, State<E, L>)>>;
+
+/// A hasher that passes a fingerprint through: the keys of
+/// [`Explorer`]'s set of distinct states are hashes already.
+#[derive(Default)]
+struct Unhashed(u64);
+
+impl Hasher for Unhashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 fn is_terminal(answer: &Answer) -> bool {
@@ -470,6 +568,11 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             deepest: Arc::new(AtomicUsize::new(0)),
             examples: Arc::new(Mutex::new(vec![None; SOMETIMES.len()])),
             stop: Arc::new(AtomicBool::new(false)),
+            expand_below: Arc::new(AtomicUsize::new(config.depth)),
+            distinct: Arc::default(),
+            unique: Arc::new(AtomicUsize::new(0)),
+            replaying: Arc::new(AtomicBool::new(false)),
+            successors: Mutex::default(),
         }
     }
 
@@ -518,14 +621,17 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         if situations != 0 && explored {
             self.record_example(&trace, situations);
         }
-        Some(State {
+        let mut next = State {
             eager,
             lazy,
             diverged,
             ended,
             situations,
             trace,
-        })
+            identity: 0,
+        };
+        next.identity = next.product_fingerprint();
+        Some(next)
     }
 
     /// Keep a shortest path to each situation met.
@@ -539,7 +645,8 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         }
     }
 
-    /// Keep the shortest diverging trace seen (the first among equals).
+    /// Keep the shortest diverging trace seen (the first among equals), and
+    /// expand no node from which only longer or equal ones can be reached.
     fn record(&self, trace: &Path, answers: &(Answer, Answer)) {
         let mut shortest = self.shortest.lock().unwrap_or_else(PoisonError::into_inner);
         if shortest
@@ -547,6 +654,10 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             .is_some_and(|c| c.explored_ops <= trace.len())
         {
             return;
+        }
+        if !self.replaying.load(Ordering::Relaxed) {
+            self.expand_below
+                .fetch_min(trace.len().saturating_sub(1), Ordering::Relaxed);
         }
         let mut ops = self.init_ops.clone();
         ops.extend(trace.ops());
@@ -572,6 +683,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             ended: false,
             situations: 0,
             trace: Path::default(),
+            identity: 0,
         };
         for op in &self.init_ops {
             if state.diverged.is_some() || state.ended {
@@ -583,6 +695,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         }
         // Situations met by the init ops are not explored paths.
         state.situations = 0;
+        state.identity = state.product_fingerprint();
         state
     }
 }
@@ -609,8 +722,17 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
         vec![self.start_state()]
     }
 
+    /// The ops enabled in `state`. Their successors are made here, in
+    /// alphabet order, and kept for [`Model::next_state`]; an op whose
+    /// successor is the same node as an earlier letter's is left out. The
+    /// ops are listed in reverse: the depth-first checker pushes them on its
+    /// stack in this order and pops the last first. So nodes are expanded in
+    /// alphabet order, and successors made (and divergences and situations
+    /// recorded) in alphabet order too: the first path that reaches a node
+    /// is its first in alphabet order, as breadth first finds it.
     fn actions(&self, state: &State<E, L>, actions: &mut Vec<Op>) {
-        if state.diverged.is_some() || state.ended || state.trace.len() >= self.depth {
+        let expand_below = self.expand_below.load(Ordering::Relaxed);
+        if state.diverged.is_some() || state.ended || state.depth() >= expand_below {
             return;
         }
         // Stopped (the memory limit): the checker drains its queue.
@@ -619,33 +741,65 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
         }
         let current = state.eager.execution_async_id();
         let may_nest = state.eager.nesting() < self.max_nesting;
-        actions.extend(
-            self.alphabet
-                .iter()
-                .map(|letter| letter.op(current))
-                .filter(|op| may_nest || !nests(op)),
-        );
+        let mut made: Vec<(Op, State<E, L>)> = Vec::new();
+        for op in (self.alphabet.iter())
+            .map(|letter| letter.op(current))
+            .filter(|op| may_nest || !nests(op))
+        {
+            let Some(next) = self.step(state, &op, true) else {
+                continue;
+            };
+            if made.iter().all(|(_, other)| *other != next) {
+                made.push((op, next));
+            }
+        }
+        actions.extend(made.iter().rev().map(|(op, _)| op.clone()));
+        let mut successors = self
+            .successors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        successors.insert(std::thread::current().id(), made);
     }
 
+    /// The successor [`Model::actions`] made, or (when stateright rebuilds
+    /// a path and asks for one op) made now.
     fn next_state(&self, state: &State<E, L>, op: Op) -> Option<State<E, L>> {
-        self.step(state, &op, true)
+        let made = {
+            let mut successors = self
+                .successors
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (successors.get_mut(&std::thread::current().id())).and_then(|made| {
+                let i = made
+                    .iter()
+                    .position(|(o, n)| *o == op && n.trace.is_after(&state.trace))?;
+                Some(made.swap_remove(i).1)
+            })
+        };
+        made.or_else(|| self.step(state, &op, true))
     }
 
     /// A state at the depth bound has no successors; when the op that led
     /// there neither diverged nor met a situation, no property can be
     /// discovered there either, so it is counted and dropped instead of
-    /// stored (at depth 8 most states are such leaves, and storing them
-    /// would take tens of GB).
+    /// stored (at depth 8 most states are such leaves). Every other state is
+    /// counted among the distinct states (once, by its product fingerprint).
     fn within_boundary(&self, state: &State<E, L>) -> bool {
-        self.deepest.fetch_max(state.trace.len(), Ordering::Relaxed);
+        self.deepest.fetch_max(state.depth(), Ordering::Relaxed);
         let boring_leaf = !state.trace.is_empty()
-            && state.trace.len() >= self.depth
+            && state.depth() >= self.depth
             && state.diverged.is_none()
             && state.situations == 0;
         if boring_leaf {
             self.leaves.fetch_add(1, Ordering::Relaxed);
+            return false;
         }
-        !boring_leaf
+        let new =
+            (self.distinct.lock().unwrap_or_else(PoisonError::into_inner)).insert(state.identity);
+        if new {
+            self.unique.fetch_add(1, Ordering::Relaxed);
+        }
+        true
     }
 
     fn format_action(&self, op: &Op) -> String {
@@ -679,7 +833,7 @@ pub struct SituationReached {
 pub struct Progress {
     /// States generated so far (with repeats).
     pub generated: usize,
-    /// Distinct states so far.
+    /// Distinct states stored so far.
     pub unique: usize,
     /// Deepest state generated so far, in explored ops.
     pub depth: usize,
@@ -689,21 +843,21 @@ pub struct Progress {
     pub memory: u64,
 }
 
-/// Bytes a stored state takes, as measured at depth 8 (peak resident set
-/// divided by unique states stored: 1.4 to 1.7 KB, docs/performance.md):
-/// the memory estimate where the resident set cannot be read.
-pub const ESTIMATED_BYTES_PER_STATE: u64 = 1700;
+/// Bytes a stored state takes: peak resident set divided by distinct
+/// states stored, 43 at depth 10 (docs/performance.md, "The explorer's
+/// memory"), rounded up; the memory estimate where the resident set cannot
+/// be read.
+pub const ESTIMATED_BYTES_PER_STATE: u64 = 48;
 
-/// Why and where an exploration stopped before its depth bound.
+/// Why an exploration stopped before its depth bound. Depth first, no
+/// depth is complete when it stops: some sequences of every length were
+/// not explored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryStop {
     /// The memory in use when it stopped, in bytes.
     pub memory: u64,
     /// The limit, in bytes.
     pub limit: u64,
-    /// Every sequence of up to this many explored ops was generated and
-    /// checked (with one thread: breadth first).
-    pub complete_depth: usize,
 }
 
 /// What an exploration saw.
@@ -718,10 +872,17 @@ pub struct ExploreReport {
     /// The nesting bound.
     pub max_nesting: usize,
     /// States generated, repeats included: `Checker::state_count` plus
-    /// [`ExploreReport::leaves`].
+    /// [`ExploreReport::leaves`]. Depth first, a state reached at several
+    /// depths is expanded at each, so this is more than breadth first's
+    /// count for the same states.
     pub generated: usize,
-    /// Distinct states stored (`Checker::unique_state_count`).
+    /// Distinct states stored: the states reached within the bound, each
+    /// counted once whatever the depths it was reached at, but the boring
+    /// leaves (the same count as breadth first's stored states).
     pub unique: usize,
+    /// Nodes (state, depth) the checker stored a fingerprint of
+    /// (`Checker::unique_state_count`): at least [`ExploreReport::unique`].
+    pub nodes: usize,
     /// States at the depth bound checked when generated and not stored (see
     /// [`Explorer`]'s `within_boundary`); not deduplicated.
     pub leaves: usize,
@@ -733,9 +894,9 @@ pub struct ExploreReport {
     pub counterexample: Option<Counterexample>,
     /// Explored ops of the path the checker reported for the `always`
     /// property. It can be longer than `counterexample`: stateright records
-    /// every failing state of the block of states it is checking, so the
-    /// last one of the block wins, not the first. `counterexample` is the
-    /// shortest recorded when the diverging states were generated.
+    /// every failing state it checks, so the last one wins, not the
+    /// shortest. `counterexample` is the shortest recorded when the
+    /// diverging states were generated.
     pub checker_counterexample_len: Option<usize>,
     /// The `sometimes` properties, in [`SOMETIMES`] order.
     pub situations: Vec<SituationReached>,
@@ -784,6 +945,11 @@ impl fmt::Display for ExploreReport {
             self.states_per_second(),
             self.depth_reached
         )?;
+        writeln!(
+            f,
+            "depth first: {} (state, depth) nodes fingerprinted",
+            self.nodes
+        )?;
         if let (Some(bytes), true) = (self.resident_at_end, self.unique > 0) {
             writeln!(
                 f,
@@ -795,10 +961,9 @@ impl fmt::Display for ExploreReport {
         if let Some(stop) = &self.stopped {
             writeln!(
                 f,
-                "STOPPED at the memory limit: {} in use, limit {}; every sequence of up to {} ops was explored, not all of the longer ones",
+                "STOPPED at the memory limit: {} in use, limit {}; the search is depth first, so sequences of every length were left out",
                 crate::memory::human(stop.memory),
                 crate::memory::human(stop.limit),
-                stop.complete_depth
             )?;
         }
         writeln!(f)?;
@@ -866,16 +1031,21 @@ pub fn explore_within<E: Reference, L: Explorable>(
     let leaves = Arc::clone(&model.leaves);
     let examples = Arc::clone(&model.examples);
     let deepest = Arc::clone(&model.deepest);
+    let unique = Arc::clone(&model.unique);
+    let expand_below = Arc::clone(&model.expand_below);
+    let replaying = Arc::clone(&model.replaying);
     let start = Instant::now();
     // Init is depth 1 and states at the target depth are not checked: +2 so
     // that states `depth` ops deep are checked (none are expanded further,
-    // see `actions`).
+    // see `actions`). The checker never finishes early (no discovery
+    // matches an empty set): a divergence only bounds the depth expanded
+    // (`Explorer::record`), so that the shortest one is found.
     let mut checker = model
         .checker()
         .threads(config.threads.max(1))
         .target_max_depth(config.depth + 2)
-        .finish_when(HasDiscoveries::AnyFailures)
-        .spawn_bfs();
+        .finish_when(HasDiscoveries::AnyOf(Default::default()))
+        .spawn_dfs();
     // Join the checker threads on a thread of our own, so that the end is
     // seen at once while progress is reported every 100 ms.
     let handles = checker.handles();
@@ -888,7 +1058,7 @@ pub fn explore_within<E: Reference, L: Explorable>(
     let mut stopped = None;
     let mut last_memory = 0;
     while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(Duration::from_millis(100)) {
-        let unique = checker.unique_state_count();
+        let unique = unique.load(Ordering::Relaxed);
         let depth = deepest.load(Ordering::Relaxed);
         let memory =
             crate::memory::resident_bytes().unwrap_or(unique as u64 * ESTIMATED_BYTES_PER_STATE);
@@ -900,11 +1070,7 @@ pub fn explore_within<E: Reference, L: Explorable>(
         if let (Some(limit), None) = (max_memory, &stopped) {
             if memory.saturating_add(4 * growth + (64 << 20)) >= limit {
                 stop.store(true, Ordering::Relaxed);
-                stopped = Some(MemoryStop {
-                    memory,
-                    limit,
-                    complete_depth: depth.saturating_sub(1),
-                });
+                stopped = Some(MemoryStop { memory, limit });
             }
         }
         progress(Progress {
@@ -920,8 +1086,10 @@ pub fn explore_within<E: Reference, L: Explorable>(
         std::panic::resume_unwind(panic);
     }
     // The paths to discoveries are rebuilt by replaying `actions`: with the
-    // states' actions again.
+    // states' actions again, up to the depth bound.
     stop.store(false, Ordering::Relaxed);
+    expand_below.store(config.depth, Ordering::Relaxed);
+    replaying.store(true, Ordering::Relaxed);
     let elapsed = start.elapsed();
     let discoveries = checker.discoveries();
     let explored_len = |name: &str| discoveries.get(name).map(|p| p.last_state().trace.len());
@@ -948,7 +1116,8 @@ pub fn explore_within<E: Reference, L: Explorable>(
         alphabet_len,
         max_nesting: config.max_nesting,
         generated: checker.state_count() + leaves.load(Ordering::Relaxed),
-        unique: checker.unique_state_count(),
+        unique: unique.load(Ordering::Relaxed),
+        nodes: checker.unique_state_count(),
         leaves: leaves.load(Ordering::Relaxed),
         depth_reached: deepest.load(Ordering::Relaxed),
         elapsed,

@@ -61,7 +61,7 @@ pub fn run_mutant(mutant: Mutant, cases: u32, seed: u64, refinement: bool) -> Mu
     }
 }
 
-/// The exhaustive explorer (`crate::explore`, breadth first, `depth`)
+/// The exhaustive explorer (`crate::explore`, up to `depth` ops)
 /// against `mutant`: the length of the shortest counterexample, or `None`
 /// when the bounded alphabet cannot reach the mistake.
 pub fn explore_mutant(mutant: Mutant, depth: usize) -> Option<usize> {

@@ -10,8 +10,10 @@ use model::Eager;
 use scopecheck::coverage::SITUATIONS;
 use scopecheck::explore::{
     alphabet, explore, explore_pair, init_ops, nests, Explorable, ExploreConfig, ExploreReport,
-    Letter, SOMETIMES,
+    Explorer, Letter, Reference, State, SOMETIMES,
 };
+use stateright::Model;
+use std::collections::HashSet;
 use std::process::Command;
 
 fn config(depth: usize) -> ExploreConfig {
@@ -104,6 +106,7 @@ fn no_divergence_up_to_depth_5_and_the_situations_are_reached() {
     assert_eq!(report.depth_reached, 5);
     assert!(report.unique > 1_000, "{report}");
     assert!(report.generated >= report.unique + report.leaves);
+    assert!(report.nodes >= report.unique, "{report}");
     // Every sometimes property is reached within four ops (the main
     // script's scope is lazy, so most need one or two).
     for s in &report.situations {
@@ -321,4 +324,173 @@ fn cli_rejects_bad_arguments_without_panicking() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// What a plain breadth-first search over the explorer's transitions finds,
+/// deduplicating states by full equality (their `Debug` text), without
+/// fingerprints or depths: the reference the depth-first checker must match.
+struct BreadthFirst {
+    /// Distinct states stored: reached before the bound, or at the bound
+    /// having diverged or met a situation (what breadth first stored).
+    stored: usize,
+    /// The first diverging path in breadth-first order, alphabet order
+    /// within a level: the first of the shortest in alphabet order.
+    divergence: Option<Vec<Op>>,
+    /// The same, per `SOMETIMES` situation: the first path whose last op
+    /// met it.
+    examples: Vec<Option<Vec<Op>>>,
+}
+
+fn product_text<E: Reference, L: Explorable>(s: &State<E, L>) -> String {
+    format!(
+        "{:?}",
+        (&s.eager, &s.lazy, &s.diverged, s.ended, s.situations)
+    )
+}
+
+fn breadth_first<E: Reference, L: Explorable>(eager: E, lazy: L, depth: usize) -> BreadthFirst {
+    let model = Explorer::new(eager, lazy, &config(depth));
+    let start = model.init_states().remove(0);
+    let mut seen = HashSet::from([product_text(&start)]);
+    let mut found = BreadthFirst {
+        stored: 1,
+        divergence: None,
+        examples: vec![None; SOMETIMES.len()],
+    };
+    let mut level = vec![start];
+    for d in 1..=depth {
+        let mut next = Vec::new();
+        for state in &level {
+            if found.divergence.is_some() {
+                break;
+            }
+            let mut ops = Vec::new();
+            model.actions(state, &mut ops);
+            // The explorer lists the letters in reverse (for its stack).
+            ops.reverse();
+            for op in ops {
+                let Some(n) = model.next_state(state, op) else {
+                    continue;
+                };
+                if n.diverged.is_some() && found.divergence.is_none() {
+                    found.divergence = Some(n.trace.ops());
+                }
+                for (i, example) in found.examples.iter_mut().enumerate() {
+                    if n.situations & (1 << i) != 0 && example.is_none() {
+                        *example = Some(n.trace.ops());
+                    }
+                }
+                let boring_leaf = d == depth && n.diverged.is_none() && n.situations == 0;
+                if !boring_leaf && seen.insert(product_text(&n)) {
+                    found.stored += 1;
+                    next.push(n);
+                }
+            }
+        }
+        level = next;
+    }
+    found
+}
+
+/// The depth-first checker visits the same states as a plain breadth-first
+/// search (counted by full equality), and reports the same shortest path to
+/// every situation, at each depth up to 5.
+#[test]
+fn depth_first_finds_the_states_and_paths_breadth_first_finds() {
+    for depth in 1..=5 {
+        let reference = breadth_first(Eager::new(), Lazy::new(), depth);
+        let report = explore_pair(&config(depth), &mut quiet);
+        assert_eq!(report.unique, reference.stored, "depth {depth}:\n{report}");
+        assert!(report.nodes >= report.unique, "depth {depth}");
+        assert_eq!(reference.divergence, None);
+        assert!(report.counterexample.is_none(), "{report}");
+        for (i, s) in report.situations.iter().enumerate() {
+            assert_eq!(
+                s.example, reference.examples[i],
+                "depth {depth}, situation {}",
+                s.name
+            );
+            assert_eq!(s.discovered, s.example.is_some(), "{}", s.name);
+        }
+    }
+}
+
+/// A mutant's counterexample is the one breadth first finds first: the
+/// shortest, and the first of the shortest in alphabet order.
+#[test]
+fn a_mutants_counterexample_is_the_first_shortest_one() {
+    for (mutant, depth) in [
+        (Mutant::LazyPopKeepsTrigger, 4),
+        (Mutant::ClearForgetsCount, 4),
+        (Mutant::KeepsStaleNativeResources, 5),
+        (Mutant::OutermostCheckSkippedWhenLazy, 5),
+        (Mutant::TrampolineIndexByStackLength, 5),
+    ] {
+        let reference = breadth_first(Eager::new(), lazy::with_mutant(Some(mutant)), depth);
+        let expected = reference
+            .divergence
+            .unwrap_or_else(|| panic!("{mutant:?} not killed by breadth first at depth {depth}"));
+        let report = explore(
+            Eager::new(),
+            lazy::with_mutant(Some(mutant)),
+            &config(depth),
+            &mut quiet,
+        );
+        let cx = report.counterexample.expect("killed");
+        assert_eq!(cx.ops[init_ops().len()..], expected[..], "{mutant:?}");
+        assert_eq!(cx.explored_ops, expected.len());
+        // Two threads: still a shortest one (maybe another of that length).
+        let two = ExploreConfig {
+            threads: 2,
+            ..config(depth)
+        };
+        let report = explore(
+            Eager::new(),
+            lazy::with_mutant(Some(mutant)),
+            &two,
+            &mut quiet,
+        );
+        let cx = report.counterexample.expect("killed with two threads");
+        assert_eq!(cx.explored_ops, expected.len(), "{mutant:?}, two threads");
+    }
+}
+
+/// Two threads store the same distinct states as one.
+#[test]
+fn two_threads_store_the_same_states() {
+    let one = explore_pair(&config(5), &mut quiet);
+    let two = explore_pair(
+        &ExploreConfig {
+            threads: 2,
+            ..config(5)
+        },
+        &mut quiet,
+    );
+    assert_eq!(one.unique, two.unique, "{one}\n{two}");
+    assert!(two.counterexample.is_none(), "{two}");
+}
+
+/// A node is a state and its depth: the same state reached at two depths is
+/// two nodes (so that reaching it deeper first never hides the shallower
+/// one), with one product fingerprint.
+#[test]
+fn a_state_reached_at_two_depths_is_two_nodes_of_one_state() {
+    let model = Explorer::new(Eager::new(), Lazy::new(), &config(3));
+    let start = model.init_states().remove(0);
+    // `execution-async-id` changes nothing in the state.
+    let once = model
+        .next_state(&start, Op::ExecutionAsyncId)
+        .expect("enabled");
+    let twice = model
+        .next_state(&once, Op::ExecutionAsyncId)
+        .expect("enabled");
+    assert_eq!(product_text(&once), product_text(&twice));
+    assert_eq!(once.identity, twice.identity);
+    assert_eq!(once.identity, once.product_fingerprint());
+    assert_eq!((once.depth(), twice.depth()), (1, 2));
+    assert_ne!(once, twice);
+    let mut nodes = HashSet::new();
+    assert!(nodes.insert(once.clone()));
+    assert!(nodes.insert(twice.clone()));
+    assert!(!nodes.insert(once));
 }

@@ -75,8 +75,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Run the random check against every deliberate mistake of the lazy design.
     Mutants(mutants::MutantsArgs),
-    /// Bounded exhaustive exploration (stateright, breadth first) of the lazy
-    /// implementation against the eager model.
+    /// Bounded exhaustive exploration (stateright's depth-first checker) of
+    /// the lazy implementation against the eager model.
     Explore(explore::ExploreArgs),
     /// Write the fuzz seed corpus from the scenario and regression traces.
     FuzzSeed(fuzz_seed::FuzzSeedArgs),
