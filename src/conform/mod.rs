@@ -409,7 +409,7 @@ impl Harness {
         let run = run_model(ops)?;
         let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
             .map_err(ConformError::Unsupported)?;
-        let node_run = self.run(&program.source, &program.node_args, keep)?;
+        let node_run = self.run_as(&program.source, &program.node_args, program.module, keep)?;
         let output = observe::read(&node_run);
         if let Some(dir) = keep {
             let files = [
