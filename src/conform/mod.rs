@@ -526,6 +526,14 @@ impl Harness {
                     for op in &v.ops {
                         *summary.exercised.entry(op.kind()).or_default() += 1;
                     }
+                    let kinds: std::collections::BTreeSet<&'static str> =
+                        v.ops.iter().map(Op::kind).collect();
+                    for kind in kinds {
+                        *summary.cases_with.entry(kind).or_default() += 1;
+                    }
+                    if generate::js_after_handled_exception(&v.ops) {
+                        summary.js_after_handled_exception += 1;
+                    }
                     summary.deepest = summary.deepest.max(v.max_stack_length);
                     let ending = match v.model.iter().flatten().last() {
                         Some(Observation::CorruptedStack { .. }) => "corrupted stack".to_string(),
@@ -646,6 +654,11 @@ pub struct Summary {
     /// Compared cases whose id stack outgrew the 16 pairs JS starts with
     /// (so that JS pushes went through `pushAsyncContext_` and the stack grew).
     pub past_initial_stack: usize,
+    /// How many compared cases contain each op kind (once per case).
+    pub cases_with: BTreeMap<&'static str, usize>,
+    /// Compared cases where JS ran in a native scope after a handled
+    /// uncaught exception in it ([`generate::js_after_handled_exception`]).
+    pub js_after_handled_exception: usize,
 }
 
 impl Summary {
@@ -688,6 +701,17 @@ impl fmt::Display for Summary {
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
         writeln!(f, "exercised: {}", kinds.join(", "))?;
+        let cases: Vec<String> = self
+            .cases_with
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        writeln!(f, "cases with each op kind: {}", cases.join(", "))?;
+        writeln!(
+            f,
+            "cases with JS in a scope after a handled exception in it: {}",
+            self.js_after_handled_exception
+        )?;
         writeln!(
             f,
             "deepest id stack: {}; cases past the initial 16 pairs: {}",
