@@ -45,9 +45,10 @@ fn every_scenario_runs_up_to_what_node_cannot_express() {
         "esm-entry-improper-order.trace",
         "esm-entry-leftover-context.trace",
     ] {
-        let ran = report.results.iter().any(|(p, o)| {
-            p.ends_with(name) && matches!(o, Outcome::Ran(v) if v.is_equal())
-        });
+        let ran = report
+            .results
+            .iter()
+            .any(|(p, o)| p.ends_with(name) && matches!(o, Outcome::Ran(v) if v.is_equal()));
         assert!(ran, "{name} did not run whole and equal:\n{report}");
     }
     for (p, o) in &report.results {

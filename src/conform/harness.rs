@@ -476,8 +476,7 @@ fn build_addon(
     let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
     let source = dir.join(format!("addon-{}-{n}.cc", std::process::id()));
     let tmp = dir.join(format!("addon-{}-{n}.node.tmp", std::process::id()));
-    std::fs::write(&source, code)
-        .map_err(|e| io_err(&format!("write {}", source.display()), e))?;
+    std::fs::write(&source, code).map_err(|e| io_err(&format!("write {}", source.display()), e))?;
     let output = Command::new(cxx)
         .args(["-shared", "-fPIC", std, "-O1", "-w"])
         .arg(format!("-I{}", headers.display()))

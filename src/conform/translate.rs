@@ -1125,6 +1125,95 @@ mod tests {
     }
 
     #[test]
+    fn the_steps_of_issue_13() {
+        let program = |ops: &[Op]| match translate(
+            ops,
+            &[],
+            Path::new("/x/addon.node"),
+            Capabilities::default(),
+        ) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        let tail = |p: &Program| p.source[p.source.rfind("runTrace(").unwrap_or(0)..].to_string();
+        // The scope closed out of order is an N-API scope (`ns`, its key the
+        // index of its open); `co` closes it; the inner scope's close is a
+        // plain `x`; the N-API module is loaded (`n`) from beside the addon.
+        let ops = vec![
+            scope(ScopeKind::CallbackScope),
+            scope(ScopeKind::CallbackScope),
+            Op::CloseOuter { outer: 1 },
+            Op::ExecutionAsyncId,
+            Op::CloseScope { threw: false },
+            Op::ExecutionAsyncId,
+        ];
+        let p = program(&ops);
+        assert_eq!(
+            tail(&p),
+            "runTrace(\"ns 5 1 1 0\\ncs 5 1 1 4\\nco 0\\neid\\nx\\neid\\n\", -1, \"n\");\n"
+        );
+        assert_eq!(p.group_starts, vec![0, 1, 2, 3, 4, 5]);
+        assert!(p.source.contains("require(\"/x/addon-napi.node\")"));
+        assert!(!p.module);
+        // RunTimers' scope from depth 0 (`ts`, closed by `xT`), the timers
+        // callback installed (`t`).
+        let ops = vec![
+            Op::CloseScope { threw: false },
+            Op::TimersScope,
+            Op::UncaughtException { handled: true },
+            Op::ExecutionAsyncId,
+            Op::CloseScope { threw: false },
+        ];
+        let p = program(&ops);
+        assert_eq!(
+            tail(&p),
+            "runTrace(\"xM\\nts\\nue 1\\neid\\nxT\\n\", 0, \"t\");\n"
+        );
+        // An ES module entry: program.mjs, with `require` made first.
+        let p = program(&[Op::EntryModule, Op::ExecutionAsyncId]);
+        assert!(p.module);
+        assert!(p
+            .source
+            .starts_with("import { createRequire } from 'node:module';"));
+        assert_eq!(tail(&p), "runTrace(\"em\\neid\\n\", -1, \"m\");\n");
+        // After a handled exception in a callback-scope its JS goes on; in
+        // a make-callback it does not.
+        let after = |kind| {
+            check(&[
+                scope(kind),
+                Op::UncaughtException { handled: true },
+                Op::ExecutionAsyncId,
+            ])
+            .err()
+            .map(|u| u.index)
+        };
+        assert_eq!(after(ScopeKind::CallbackScope), None);
+        assert_eq!(after(ScopeKind::MakeCallback), Some(2));
+        // close-outer needs a callback-scope with native scopes inside it.
+        let refused = |ops: &[Op]| check(ops).err().map(|u| u.index);
+        assert_eq!(
+            refused(&[scope(ScopeKind::CallbackScope), Op::CloseOuter { outer: 1 }]),
+            Some(1)
+        );
+        assert_eq!(
+            refused(&[
+                scope(ScopeKind::MakeCallback),
+                scope(ScopeKind::CallbackScope),
+                Op::CloseOuter { outer: 1 }
+            ]),
+            Some(2)
+        );
+        // Header ops: entry-module and no-force-async-hooks-checks in either
+        // order, before anything else.
+        assert_eq!(
+            refused(&[Op::EntryModule, Op::NoForceAsyncHooksChecks]),
+            None
+        );
+        assert_eq!(refused(&[Op::ExecutionAsyncId, Op::EntryModule]), Some(1));
+        assert_eq!(refused(&[Op::TimersScope]), Some(0));
+    }
+
+    #[test]
     fn refusals() {
         let refused = |ops: &[Op]| check(ops).err().map(|u| u.index);
         assert_eq!(refused(&[Op::Stop]), Some(0));
