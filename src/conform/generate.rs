@@ -131,8 +131,25 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
     let native_inner = matches!(innermost, Some(Frame::Native(_)));
     let stack_length = env.async_hooks.fields.k_stack_length;
     let deep = st.deep && stack_length < 20;
+    // `close-outer K`: the open callback-scopes (Local resources, not the
+    // main script's, a make-callback's or RunTimers') with K >= 1 native
+    // scopes inside them, by K.
+    let outer_targets: Vec<u32> = (env.frames.iter().rev())
+        .filter_map(|f| match f {
+            Frame::Native(scope) => Some(scope),
+            _ => None,
+        })
+        .enumerate()
+        .filter(|(k, scope)| {
+            *k >= 1
+                && scope.kind == ScopeKind::CallbackScope
+                && !scope.is_bare()
+                && matches!(scope.resource, NativeSlot::Local(..))
+        })
+        .map(|(k, _)| k as u32)
+        .collect();
     // (weight, kind)
-    let table: [(u64, u8); 24] = [
+    let table: [(u64, u8); 26] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -189,6 +206,17 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (if native_inner { 2 } else { 0 }, 21),               // uncaught-exception
         (2, 22),                                              // clear-async-id-stack
         (if caps.global_callback_scope { 2 } else { 0 }, 23), // reset-global
+        (if depth == 0 { 14 } else { 0 }, 24),                // timers-scope
+        (
+            if outer_targets.is_empty() {
+                0
+            } else if deep {
+                1
+            } else {
+                4
+            },
+            25,
+        ), // close-outer
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -312,8 +340,33 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
                 _ => Op::ResetGlobal(resource(rng)),
             }
         }
+        24 => Op::TimersScope,
+        25 => match rng.pick(&outer_targets) {
+            Some(outer) => Op::CloseOuter { outer },
+            None => Op::ExecutionAsyncId,
+        },
         _ => Op::ExecutionAsyncId,
     }
+}
+
+/// Whether JS runs in a native scope after a handled uncaught exception in
+/// it (an addon calling into JS again in a `node::CallbackScope`, RunTimers
+/// calling its callback again): some op other than a close while the
+/// innermost frame is a scope with `handled_exception`. Replays `ops` on
+/// [`Eager`] up to the first op it rejects.
+pub fn js_after_handled_exception(ops: &[Op]) -> bool {
+    let mut env = Eager::new();
+    for op in ops {
+        if let Some(Frame::Native(scope)) = env.frames.last() {
+            if scope.handled_exception && !op.closes_frame() {
+                return true;
+            }
+        }
+        if env.apply(op).is_err() {
+            return false;
+        }
+    }
+    false
 }
 
 /// A random trace of at most `max_ops` ops that [`Eager`] accepts and the
@@ -346,6 +399,14 @@ pub fn generate_with(seed: u64, max_ops: usize, capabilities: Capabilities) -> V
     };
     if target > 0 && rng.chance(6) {
         let op = Op::NoForceAsyncHooksChecks;
+        if checker.push(&op).is_ok() && env.apply(&op).is_ok() {
+            ops.push(op);
+        }
+    }
+    // An ES module entry (`.mjs`): the main module runs at (0, 0) on an
+    // empty stack.
+    if target > 0 && rng.chance(10) {
+        let op = Op::EntryModule;
         if checker.push(&op).is_ok() && env.apply(&op).is_ok() {
             ops.push(op);
         }
@@ -457,5 +518,51 @@ mod tests {
             assert!(r.below(n) < n);
         }
         assert_eq!(r.below(0), 0);
+    }
+}
+
+#[cfg(test)]
+mod issue13_tests {
+    use super::*;
+
+    /// How many of `cases` traces (seeds 0..cases) contain each op kind of
+    /// issue 13, and JS run in a scope after a handled exception in it.
+    pub(super) fn counts(cases: u64, caps: Capabilities) -> [usize; 4] {
+        let mut n = [0usize; 4];
+        for seed in 0..cases {
+            let ops = generate_with(seed, DEFAULT_MAX_OPS, caps);
+            let has = |k: &str| ops.iter().any(|o| o.kind() == k);
+            n[0] += has("entry-module") as usize;
+            n[1] += has("timers-scope") as usize;
+            n[2] += has("close-outer") as usize;
+            n[3] += js_after_handled_exception(&ops) as usize;
+        }
+        n
+    }
+
+    /// Each situation of issue 13 is in at least 2 % of the traces, on
+    /// either binary's capabilities (and every trace is one the translator
+    /// and the model accept: `deterministic_and_accepted_by_both`).
+    #[test]
+    fn the_ops_of_issue_13_are_drawn() {
+        for caps in [
+            Capabilities::default(),
+            Capabilities {
+                global_callback_scope: true,
+            },
+        ] {
+            let n = counts(1000, caps);
+            for (what, got) in [
+                "entry-module",
+                "timers-scope",
+                "close-outer",
+                "JS after a handled exception",
+            ]
+            .iter()
+            .zip(n)
+            {
+                assert!(got >= 20, "{what}: in {got} of 1000 traces ({caps:?})");
+            }
+        }
     }
 }

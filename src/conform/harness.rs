@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 /// The addon's C++ source (`tests/conformance/addon.cc`).
 pub const ADDON_CC: &str = include_str!("../../tests/conformance/addon.cc");
 
+/// The Node-API module's source (`tests/conformance/napi.cc`): N-API
+/// callback scopes, for `close-outer`. Built beside the addon, at
+/// [`super::translate::napi_addon_path`] of it.
+pub const NAPI_CC: &str = include_str!("../../tests/conformance/napi.cc");
+
 /// What to install when a tool is missing.
 const INSTALL_NODE: &str = "install Node.js with its C++ headers (the Debian `nodejs` package ships /usr/bin/node and /usr/include/node; scripts/install-node.sh installs the pinned Node 26), or point SCOPECHECK_NODE (or --node) at a node binary";
 const INSTALL_GXX: &str =
@@ -265,13 +270,18 @@ impl Harness {
         let std = cxx_standard(&headers);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ADDON_CC.hash(&mut h);
+        NAPI_CC.hash(&mut h);
         node_version.hash(&mut h);
         headers.hash(&mut h);
         cxx.hash(&mut h);
         std.hash(&mut h);
         let addon = build_dir.join(format!("scopecheck-conform-{:016x}.node", h.finish()));
         if !addon.is_file() {
-            build_addon(&cxx, &std, &headers, &build_dir, &addon)?;
+            build_addon(&cxx, &std, &headers, &build_dir, ADDON_CC, &addon)?;
+        }
+        let napi = super::translate::napi_addon_path(&addon);
+        if !napi.is_file() {
+            build_addon(&cxx, &std, &headers, &build_dir, NAPI_CC, &napi)?;
         }
         let capabilities = probe_addon(&node, &addon)?;
         let work_dir = dir.join("runs");
@@ -324,16 +334,29 @@ impl Harness {
         args: &[String],
         keep: Option<&Path>,
     ) -> Result<NodeRun, ConformError> {
+        self.run_as(source, args, false, keep)
+    }
+
+    /// [`Harness::run`], with the program written as an ES module
+    /// (`program.mjs`) when `module` (an `entry-module` trace).
+    pub fn run_as(
+        &self,
+        source: &str,
+        args: &[String],
+        module: bool,
+        keep: Option<&Path>,
+    ) -> Result<NodeRun, ConformError> {
+        let ext = if module { "mjs" } else { "js" };
         let path = match keep {
             Some(dir) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| io_err(&format!("create {}", dir.display()), e))?;
-                dir.join("program.js")
+                dir.join(format!("program.{ext}"))
             }
             None => {
                 let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
                 self.work_dir
-                    .join(format!("p{}-{n}.js", std::process::id()))
+                    .join(format!("p{}-{n}.{ext}", std::process::id()))
             }
         };
         std::fs::write(&path, source)
@@ -447,13 +470,13 @@ fn build_addon(
     std: &str,
     headers: &Path,
     dir: &Path,
+    code: &str,
     target: &Path,
 ) -> Result<(), ConformError> {
     let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
     let source = dir.join(format!("addon-{}-{n}.cc", std::process::id()));
     let tmp = dir.join(format!("addon-{}-{n}.node.tmp", std::process::id()));
-    std::fs::write(&source, ADDON_CC)
-        .map_err(|e| io_err(&format!("write {}", source.display()), e))?;
+    std::fs::write(&source, code).map_err(|e| io_err(&format!("write {}", source.display()), e))?;
     let output = Command::new(cxx)
         .args(["-shared", "-fPIC", std, "-O1", "-w"])
         .arg(format!("-I{}", headers.display()))

@@ -409,7 +409,7 @@ impl Harness {
         let run = run_model(ops)?;
         let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
             .map_err(ConformError::Unsupported)?;
-        let node_run = self.run(&program.source, &program.node_args, keep)?;
+        let node_run = self.run_as(&program.source, &program.node_args, program.module, keep)?;
         let output = observe::read(&node_run);
         if let Some(dir) = keep {
             let files = [
@@ -525,6 +525,14 @@ impl Harness {
                 Ok(v) => {
                     for op in &v.ops {
                         *summary.exercised.entry(op.kind()).or_default() += 1;
+                    }
+                    let kinds: std::collections::BTreeSet<&'static str> =
+                        v.ops.iter().map(Op::kind).collect();
+                    for kind in kinds {
+                        *summary.cases_with.entry(kind).or_default() += 1;
+                    }
+                    if generate::js_after_handled_exception(&v.ops) {
+                        summary.js_after_handled_exception += 1;
                     }
                     summary.deepest = summary.deepest.max(v.max_stack_length);
                     let ending = match v.model.iter().flatten().last() {
@@ -646,6 +654,11 @@ pub struct Summary {
     /// Compared cases whose id stack outgrew the 16 pairs JS starts with
     /// (so that JS pushes went through `pushAsyncContext_` and the stack grew).
     pub past_initial_stack: usize,
+    /// How many compared cases contain each op kind (once per case).
+    pub cases_with: BTreeMap<&'static str, usize>,
+    /// Compared cases where JS ran in a native scope after a handled
+    /// uncaught exception in it ([`generate::js_after_handled_exception`]).
+    pub js_after_handled_exception: usize,
 }
 
 impl Summary {
@@ -688,6 +701,17 @@ impl fmt::Display for Summary {
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
         writeln!(f, "exercised: {}", kinds.join(", "))?;
+        let cases: Vec<String> = self
+            .cases_with
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        writeln!(f, "cases with each op kind: {}", cases.join(", "))?;
+        writeln!(
+            f,
+            "cases with JS in a scope after a handled exception in it: {}",
+            self.js_after_handled_exception
+        )?;
         writeln!(
             f,
             "deepest id stack: {}; cases past the initial 16 pairs: {}",

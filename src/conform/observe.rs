@@ -93,6 +93,7 @@ impl Renamer {
             "undefined" => Ok(ResourceView::Undefined),
             "top" => Ok(ResourceView::TopLevel),
             "main" => Ok(ResourceView::Main),
+            "process" => Ok(ResourceView::Process),
             _ => {
                 if let Some(n) = s.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()) {
                     return Ok(ResourceView::Resource(ResourceId(n)));

@@ -23,6 +23,25 @@ use std::path::Path;
 /// The JS prologue every program starts with.
 pub const RUNTIME_JS: &str = include_str!("../../tests/conformance/runtime.js");
 
+/// What an `entry-module` program (`program.mjs`) starts with, before the
+/// runtime: an ES module has no `require`, so it makes the CommonJS one; and
+/// v20's ESM loader reads the entry with `fs.promises` and closes the file
+/// after the module body has started (a `CloseReq` still active, whose
+/// destroy hook would fire in the middle of the trace), so the module first
+/// waits, one `setImmediate` at a time, until no such request is left. With
+/// none (Node 26), nothing is awaited and the body runs straight on. After
+/// an await the body goes on in the microtask checkpoint of the Immediate's
+/// `InternalMakeCallback` scope, after its pop: at (0, 0) on an empty stack,
+/// at callback-scope depth 1, as the module body itself runs, and that
+/// scope's `Close` goes on as the main-script scope's would (the `kTotals`
+/// CHECK, the ticks). No hook exists yet, so none of this is observed.
+const ESM_HEADER: &str = "import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+while (process.getActiveResourcesInfo().some((r) => r === 'CloseReq' || r.startsWith('FSReq') || r.startsWith('FileHandle'))) {
+  await new Promise((resolve) => setImmediate(resolve));
+}
+";
+
 /// Ids are doubles in JS: larger magnitudes would not round-trip.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
@@ -62,6 +81,9 @@ enum FrameKind {
     RunInAsyncScope,
     /// `defaultTriggerAsyncIdScope`.
     DefaultTriggerScope,
+    /// `Environment::RunTimers`' scope (`timers-scope`): the program's timers
+    /// callback, called by RunTimers itself (`addon.runTimers`).
+    Timers,
 }
 
 impl FrameKind {
@@ -72,13 +94,17 @@ impl FrameKind {
             FrameKind::MakeCallback => "a make-callback",
             FrameKind::RunInAsyncScope => "a run-in-async-scope",
             FrameKind::DefaultTriggerScope => "a default-trigger-scope",
+            FrameKind::Timers => "RunTimers' scope",
         }
     }
 
     fn is_native(self) -> bool {
         matches!(
             self,
-            FrameKind::Main | FrameKind::CallbackScope | FrameKind::MakeCallback
+            FrameKind::Main
+                | FrameKind::CallbackScope
+                | FrameKind::MakeCallback
+                | FrameKind::Timers
         )
     }
 }
@@ -86,12 +112,36 @@ impl FrameKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Frame {
     kind: FrameKind,
-    /// An `uncaught-exception` was thrown in this frame's callback: it can
-    /// only close now. `Some(handled)`.
+    /// An `uncaught-exception` was thrown in this frame's callback and its
+    /// callback returned (the main script's body, a make-callback's
+    /// callback): it can only close now. `Some(handled)`.
     thrown: Option<bool>,
+    /// A handled `uncaught-exception` was thrown directly in this frame and
+    /// its JS goes on (a callback-scope: the addon calls JS again; RunTimers'
+    /// scope: RunTimers calls its callback again).
+    had_exception: bool,
     /// A callback-scope holding its resource as a Global: the resource's
     /// number, which names the Global in the addon.
     global_key: Option<u32>,
+    /// The index of the op that opened it (`usize::MAX` for the main
+    /// script's scope).
+    open_index: usize,
+    /// Closed out of order by a `close-outer`: gone in the model; in the
+    /// program its JS frame returns once the frames inside it have ended.
+    closed_early: bool,
+}
+
+impl Frame {
+    fn new(kind: FrameKind, open_index: usize, global_key: Option<u32>) -> Self {
+        Frame {
+            kind,
+            thrown: None,
+            had_exception: false,
+            global_key,
+            open_index,
+            closed_early: false,
+        }
+    }
 }
 
 /// What the translator can express, decided op by op, for a binary with
@@ -105,6 +155,16 @@ pub struct Checker {
     main_closed: bool,
     exited: bool,
     no_force_checks: bool,
+    /// `entry-module`: the program is an `.mjs` file.
+    module_entry: bool,
+    /// An op other than a header op was accepted.
+    started: bool,
+    /// A `close-outer` ran: V8's TryCatch chain no longer holds the
+    /// TryCatches of the scopes inside the deleted one (each
+    /// `v8::TryCatch` unregisters itself by restoring the `next_` it saw
+    /// when it was made), so an exception from then on does not go where
+    /// Node's async-context code decides; exceptions are refused.
+    try_catch_chain_broken: bool,
 }
 
 impl Default for Checker {
@@ -127,7 +187,12 @@ enum Shape {
         thrown: bool,
         threw: bool,
         global_key: Option<u32>,
+        /// The index of the op that opened the frame.
+        open_index: usize,
     },
+    /// `close-outer`: `napi_close_callback_scope` on the N-API scope that
+    /// the op at index `key` opened, which is frame `frame` of the checker.
+    CloseOuter { key: usize, frame: usize },
 }
 
 impl Checker {
@@ -142,16 +207,20 @@ impl Checker {
     pub fn with_capabilities(capabilities: Capabilities) -> Self {
         Checker {
             capabilities,
-            frames: vec![Frame {
-                kind: FrameKind::Main,
-                thrown: None,
-                global_key: None,
-            }],
+            frames: vec![Frame::new(FrameKind::Main, usize::MAX, None)],
             index: 0,
             main_closed: false,
             exited: false,
             no_force_checks: false,
+            module_entry: false,
+            started: false,
+            try_catch_chain_broken: false,
         }
+    }
+
+    /// Whether the trace's entry is an ES module (`entry-module`).
+    pub fn module_entry(&self) -> bool {
+        self.module_entry
     }
 
     /// Whether the trace so far asks for `--no-force-async-hooks-checks`.
@@ -171,7 +240,7 @@ impl Checker {
 
     /// Open frames, the main script's scope included (0 once it closed).
     pub fn depth(&self) -> usize {
-        self.frames.len()
+        self.frames.iter().filter(|f| !f.closed_early).count()
     }
 
     /// Whether the innermost frame had an uncaught exception thrown in it
@@ -204,23 +273,34 @@ impl Checker {
                     }
                     _ => None,
                 };
-                self.frames.push(Frame {
-                    kind,
-                    thrown: None,
-                    global_key,
-                })
+                self.frames.push(Frame::new(kind, self.index, global_key))
             }
             Shape::Close { kind, .. } => {
                 self.frames.pop();
+                // Frames closed out of order end with the last frame inside them.
+                while self.frames.last().is_some_and(|f| f.closed_early) {
+                    self.frames.pop();
+                }
                 if kind == FrameKind::Main {
                     self.main_closed = true;
                 }
             }
+            Shape::CloseOuter { frame, .. } => {
+                self.frames[frame].closed_early = true;
+                self.try_catch_chain_broken = true;
+            }
             Shape::Plain => match op {
                 Op::NoForceAsyncHooksChecks => self.no_force_checks = true,
+                Op::EntryModule => self.module_entry = true,
                 Op::UncaughtException { handled } => {
                     if let Some(frame) = self.frames.last_mut() {
-                        frame.thrown = Some(*handled);
+                        match frame.kind {
+                            // JS goes on in the scope (see `shape`).
+                            FrameKind::CallbackScope | FrameKind::Timers => {
+                                frame.had_exception = true
+                            }
+                            _ => frame.thrown = Some(*handled),
+                        }
                     }
                     if !handled {
                         self.exited = true;
@@ -228,6 +308,9 @@ impl Checker {
                 }
                 _ => {}
             },
+        }
+        if !matches!(op, Op::NoForceAsyncHooksChecks | Op::EntryModule) {
+            self.started = true;
         }
         self.index += 1;
         Ok(shape)
@@ -281,6 +364,47 @@ impl Checker {
         }))
     }
 
+    /// `close-outer K`: the target is the K-th open native scope from the
+    /// innermost (frames closed out of order before are gone). The program
+    /// opens it with `napi_open_callback_scope` and closes it with
+    /// `napi_close_callback_scope` (`tests/conformance/napi.cc`), so it must
+    /// be what an N-API scope can be.
+    fn close_outer_shape(&self, op: &Op, outer: u32) -> Result<Shape, Unsupported> {
+        let natives: Vec<usize> = (self.frames.iter().enumerate().rev())
+            .filter(|(_, f)| !f.closed_early && f.kind.is_native())
+            .map(|(i, _)| i)
+            .collect();
+        let Some(&index) = natives.get(outer as usize).filter(|_| outer > 0) else {
+            return self.refuse(
+                op,
+                format!(
+                    "close-outer {outer}: it needs a native scope with {outer} (at least 1) open native scopes inside it; {} are open",
+                    natives.len()
+                ),
+            );
+        };
+        let frame = &self.frames[index];
+        if frame.kind != FrameKind::CallbackScope {
+            return self.refuse(
+                op,
+                format!(
+                    "close-outer {outer}: that is {}; only a callback scope an addon opened (napi_open_callback_scope) is closed out of order",
+                    frame.kind.describe()
+                ),
+            );
+        }
+        if frame.global_key.is_some() {
+            return self.refuse(
+                op,
+                format!("close-outer {outer}: that scope holds its resource as a Global; an N-API callback scope holds a Local made from its own Global (src/node_api.cc, AsyncContext::CallbackScope), which no reset-global reaches"),
+            );
+        }
+        Ok(Shape::CloseOuter {
+            key: frame.open_index,
+            frame: index,
+        })
+    }
+
     fn reset_global_shape(&self, op: &Op) -> Result<Shape, Unsupported> {
         if !self.capabilities.global_callback_scope {
             return self.refuse(
@@ -307,7 +431,7 @@ impl Checker {
                 return self.open_scope_shape(op);
             }
             if matches!(op, Op::TimersScope) {
-                return self.refuse(op, "timers-scope: a setTimeout callback is not written yet");
+                return Ok(Shape::Open(FrameKind::Timers));
             }
             if let Op::ResetGlobal(_) = op {
                 return self.reset_global_shape(op);
@@ -318,6 +442,8 @@ impl Checker {
             );
         };
         if innermost.thrown.is_some() && !matches!(op, Op::CloseScope { .. }) {
+            // The main script's body stops; a make-callback's callback has
+            // returned (InternalMakeCallback saw the empty result).
             return self.refuse(
                 op,
                 format!(
@@ -352,8 +478,8 @@ impl Checker {
         }
         match op {
             Op::NoForceAsyncHooksChecks => {
-                if self.index != 0 {
-                    return self.refuse(op, "--no-force-async-hooks-checks is a command-line option: only as the first op");
+                if self.started {
+                    return self.refuse(op, "--no-force-async-hooks-checks is a command-line option: only before every other op (but entry-module)");
                 }
                 Ok(Shape::Plain)
             }
@@ -370,7 +496,19 @@ impl Checker {
                         "`close threw` on the main script's scope: StartExecution's scope is never marked failed (after an exception in the main script, write `close`)",
                     );
                 }
-                if *threw && !thrown && kind == FrameKind::CallbackScope {
+                if *threw && kind == FrameKind::Timers {
+                    return self.refuse(
+                        op,
+                        "`close threw` on RunTimers' scope: a bare InternalCallbackScope that nothing marks failed (write `close`)",
+                    );
+                }
+                if *threw && self.try_catch_chain_broken {
+                    return self.refuse(
+                        op,
+                        "`close threw` after a close-outer: V8's TryCatch chain no longer holds the TryCatches made inside the deleted N-API scope, so where the exception goes is not Node's async-context code's doing",
+                    );
+                }
+                if *threw && !innermost.had_exception && kind == FrameKind::CallbackScope {
                     return self.refuse(
                         op,
                         "`close threw` on a callback-scope: node::CallbackScope's TryCatch is verbose, so an exception from its callback always reaches the uncaught-exception handler first; write `uncaught-exception handled|unhandled` before the close",
@@ -381,20 +519,23 @@ impl Checker {
                     thrown,
                     threw: *threw,
                     global_key: innermost.global_key,
+                    open_index: innermost.open_index,
                 })
             }
             Op::ResetGlobal(_) => self.reset_global_shape(op),
-            Op::EntryModule => self.refuse(
-                op,
-                "entry-module: the translator writes a CommonJS main script; an .mjs entry is not written yet",
-            ),
-            Op::CloseOuter { .. } => self.refuse(
-                op,
-                "close-outer: the addon has no napi_open_callback_scope / napi_close_callback_scope yet",
-            ),
+            Op::EntryModule => {
+                if self.started || self.module_entry {
+                    return self.refuse(
+                        op,
+                        "entry-module says how the process starts (an .mjs entry): once, before every other op (but no-force-async-hooks-checks)",
+                    );
+                }
+                Ok(Shape::Plain)
+            }
+            Op::CloseOuter { outer } => self.close_outer_shape(op, *outer),
             Op::TimersScope => self.refuse(
                 op,
-                "timers-scope: a setTimeout callback is not written yet",
+                "timers-scope: Environment::RunTimers runs from the event loop when no native scope is open (close the main script's first)",
             ),
             Op::Stop => self.refuse(
                 op,
@@ -412,6 +553,7 @@ impl Checker {
                     thrown: false,
                     threw: false,
                     global_key: None,
+                    open_index: innermost.open_index,
                 })
             }
             Op::ExitDefaultTriggerScope => {
@@ -426,6 +568,7 @@ impl Checker {
                     thrown: false,
                     threw: false,
                     global_key: None,
+                    open_index: innermost.open_index,
                 })
             }
             Op::EnterRunInAsyncScope { .. } => Ok(Shape::Open(FrameKind::RunInAsyncScope)),
@@ -438,6 +581,18 @@ impl Checker {
                             "uncaught-exception: the innermost frame is {}; the exception unwinds the JS frames before it reaches a native scope",
                             innermost.kind.describe()
                         ),
+                    );
+                }
+                if innermost.kind == FrameKind::Main && self.module_entry {
+                    return self.refuse(
+                        op,
+                        "uncaught-exception in an ES module's top level: the throw rejects the module's evaluation promise and is reported from a promise job later, not by the main-script scope",
+                    );
+                }
+                if self.try_catch_chain_broken {
+                    return self.refuse(
+                        op,
+                        "uncaught-exception after a close-outer: V8's TryCatch chain no longer holds the TryCatches made inside the deleted N-API scope (each v8::TryCatch unregisters by restoring the next_ it saw), so where the exception goes is not Node's async-context code's doing",
                     );
                 }
                 Ok(Shape::Plain)
@@ -492,6 +647,10 @@ pub struct Program {
     /// `uncaught-exception` in it: nothing runs in between) shares the group
     /// of the op before it: the comparison takes the two together.
     pub group_starts: Vec<usize>,
+    /// The entry is an ES module (`entry-module`): the source is run as
+    /// `program.mjs`, and starts by making `require` with
+    /// `module.createRequire`.
+    pub module: bool,
 }
 
 fn js_string(s: &str) -> String {
@@ -554,6 +713,8 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
     };
     match op {
         Op::NoForceAsyncHooksChecks => out.push_str("nf"),
+        // The program is an .mjs file: nothing to do at the op itself.
+        Op::EntryModule => out.push_str("em"),
         Op::CreateHook { hook, callbacks } => {
             out.push_str(&format!("ch {hook} {}", callbacks_step(callbacks)));
         }
@@ -618,7 +779,6 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         | Op::ExitRunInAsyncScope
         | Op::EnterDefaultTriggerScope { .. }
         | Op::ExitDefaultTriggerScope
-        | Op::EntryModule
         | Op::CloseOuter { .. }
         | Op::TimersScope
         | Op::Stop => {}
@@ -626,13 +786,16 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
 }
 
 /// The step that opens a frame (without its close index).
-fn open_step(out: &mut String, op: &Op, kind: FrameKind, verbose: bool) {
+fn open_step(out: &mut String, op: &Op, kind: FrameKind, verbose: bool, napi: bool) {
     match op {
         Op::OpenScope {
             context, resource, ..
         } => {
             out.push_str(if kind != FrameKind::CallbackScope {
                 "mc"
+            } else if napi {
+                // Closed out of order later: an N-API callback scope.
+                "ns"
             } else if resource.holder == Holder::Global {
                 // The Global's key in the addon is the resource's number.
                 "gs"
@@ -660,6 +823,7 @@ fn open_step(out: &mut String, op: &Op, kind: FrameKind, verbose: bool) {
             out.push_str("dt");
             push_id(out, *trigger_async_id);
         }
+        Op::TimersScope => out.push_str("ts"),
         _ => {}
     }
 }
@@ -674,6 +838,7 @@ fn close_step(kind: FrameKind, thrown: bool, threw: bool) -> (&'static str, bool
         FrameKind::MakeCallback if threw => ("xt", true),
         FrameKind::MakeCallback => ("xm", true),
         FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope => ("xj", true),
+        FrameKind::Timers => ("xT", true),
         FrameKind::Main if thrown => ("xU", false),
         FrameKind::Main => ("xM", true),
     }
@@ -701,38 +866,53 @@ pub fn translate(
     // Make-callbacks with an uncaught exception reported while they are
     // open (`verbose`), by the index of their open.
     let mut verbose = std::collections::HashSet::new();
-    let mut open: Vec<usize> = Vec::new();
+    // Callback-scopes closed out of order, by the index of their open.
+    let mut napi = std::collections::HashSet::new();
+    let mut timers = false;
     let mut main_close = None;
     for (i, op) in ops.iter().enumerate() {
         let shape = checker.accept(op)?;
         match shape {
-            Shape::Open(_) => open.push(i),
-            Shape::Close { kind, thrown, .. } => {
+            Shape::Open(kind) => timers |= kind == FrameKind::Timers,
+            Shape::Close {
+                kind,
+                thrown,
+                open_index,
+                ..
+            } => {
                 if kind == FrameKind::Main {
                     main_close = Some(i);
-                } else if let Some(at) = open.pop() {
-                    close_of[at] = Some(i);
+                } else {
+                    close_of[open_index] = Some(i);
                     if thrown {
-                        verbose.insert(at);
+                        verbose.insert(open_index);
                     }
                 }
+            }
+            Shape::CloseOuter { key, .. } => {
+                napi.insert(key);
             }
             Shape::Plain => {}
         }
         shapes.push(shape);
     }
-    let left_open = checker.frames.iter().filter(|f| f.kind != FrameKind::Main);
-    for (&at, frame) in open.iter().rev().zip(left_open.rev()) {
+    for frame in checker.frames.iter().filter(|f| f.kind != FrameKind::Main) {
         if frame.thrown.is_some() {
-            verbose.insert(at);
+            verbose.insert(frame.open_index);
         }
     }
 
     // Second pass: the steps, written straight into a JS string literal (no
     // step contains a quote or a backslash).
     let addon_js = js_string(&addon.to_string_lossy());
-    let prologue = RUNTIME_JS.replace("require(ADDON_PATH)", &format!("require({addon_js})"));
-    let mut out = String::with_capacity(prologue.len() + 16 * ops.len() + 64);
+    let napi_js = js_string(&napi_addon_path(addon).to_string_lossy());
+    let prologue = RUNTIME_JS
+        .replace("require(ADDON_PATH)", &format!("require({addon_js})"))
+        .replace("require(NAPI_PATH)", &format!("require({napi_js})"));
+    let mut out = String::with_capacity(prologue.len() + 16 * ops.len() + 128);
+    if checker.module_entry {
+        out.push_str(ESM_HEADER);
+    }
     out.push_str(&prologue);
     out.push_str("runTrace(\"");
     let mut group_starts = Vec::with_capacity(ops.len());
@@ -740,11 +920,22 @@ pub fn translate(
         match *shape {
             Shape::Open(kind) => {
                 group_starts.push(i);
-                open_step(&mut out, op, kind, verbose.contains(&i));
-                match close_of[i] {
-                    Some(c) => push_id(&mut out, c as AsyncId),
-                    None => out.push_str(" -1"),
+                let is_napi = napi.contains(&i);
+                open_step(&mut out, op, kind, verbose.contains(&i), is_napi);
+                if is_napi {
+                    // Its key; it is closed by a `co` step, not a close.
+                    push_id(&mut out, i as AsyncId);
+                } else if kind != FrameKind::Timers {
+                    match close_of[i] {
+                        Some(c) => push_id(&mut out, c as AsyncId),
+                        None => out.push_str(" -1"),
+                    }
                 }
+            }
+            Shape::CloseOuter { key, .. } => {
+                group_starts.push(i);
+                out.push_str("co");
+                push_id(&mut out, key as AsyncId);
             }
             Shape::Close {
                 kind,
@@ -766,7 +957,17 @@ pub fn translate(
         out.push_str("\\n");
     }
     let main_close = main_close.map_or(-1, |c| c as i64);
-    out.push_str(&format!("\", {main_close});\n"));
+    let mut flags = String::new();
+    for (on, flag) in [
+        (checker.module_entry, 'm'),
+        (!napi.is_empty(), 'n'),
+        (timers, 't'),
+    ] {
+        if on {
+            flags.push(flag);
+        }
+    }
+    out.push_str(&format!("\", {main_close}, \"{flags}\");\n"));
     let mut node_args = Vec::new();
     if checker.no_force_checks {
         node_args.push("--no-force-async-hooks-checks".to_string());
@@ -775,7 +976,18 @@ pub fn translate(
         source: out,
         node_args,
         group_starts,
+        module: checker.module_entry,
     })
+}
+
+/// The Node-API module (`tests/conformance/napi.cc`) built beside the addon
+/// at `addon`: the same name with `-napi` before the extension.
+pub fn napi_addon_path(addon: &Path) -> std::path::PathBuf {
+    let stem = addon
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    addon.with_file_name(format!("{stem}-napi.node"))
 }
 
 #[cfg(test)]
@@ -823,7 +1035,7 @@ mod tests {
         // (`xu`); the main script's scope closes at op 4, with one (`xM`).
         assert!(
             p.source
-                .ends_with("runTrace(\"mc 5 1 1 1 2\\nue 1\\nxu\\neid\\nxM\\n\", 4);\n"),
+                .ends_with("runTrace(\"mc 5 1 1 1 2\\nue 1\\nxu\\neid\\nxM\\n\", 4, \"\");\n"),
             "{}",
             &p.source[p.source.len() - 80..]
         );
@@ -852,7 +1064,7 @@ mod tests {
         };
         assert!(
             p.source.ends_with(
-                "runTrace(\"mc 5 1 1 0 1\\nxt\\ncs 5 1 1 -1\\nei 7 a%20b 5 -\\n\", -1);\n"
+                "runTrace(\"mc 5 1 1 0 1\\nxt\\ncs 5 1 1 -1\\nei 7 a%20b 5 -\\n\", -1, \"\");\n"
             ),
             "{}",
             &p.source[p.source.len() - 80..]
@@ -893,7 +1105,7 @@ mod tests {
         // close (op 3), from the event loop.
         assert!(
             p.source
-                .ends_with("runTrace(\"gs 5 1 3 2\\nrg 3\\nx\\nxM\\nrg 4\\n\", 3);\n"),
+                .ends_with("runTrace(\"gs 5 1 3 2\\nrg 3\\nx\\nxM\\nrg 4\\n\", 3, \"\");\n"),
             "{}",
             &p.source[p.source.len() - 80..]
         );
@@ -910,6 +1122,95 @@ mod tests {
         assert!(check_with(&[mc], caps)
             .err()
             .is_some_and(|u| u.reason.contains("make-callback")));
+    }
+
+    #[test]
+    fn the_steps_of_issue_13() {
+        let program = |ops: &[Op]| match translate(
+            ops,
+            &[],
+            Path::new("/x/addon.node"),
+            Capabilities::default(),
+        ) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        let tail = |p: &Program| p.source[p.source.rfind("runTrace(").unwrap_or(0)..].to_string();
+        // The scope closed out of order is an N-API scope (`ns`, its key the
+        // index of its open); `co` closes it; the inner scope's close is a
+        // plain `x`; the N-API module is loaded (`n`) from beside the addon.
+        let ops = vec![
+            scope(ScopeKind::CallbackScope),
+            scope(ScopeKind::CallbackScope),
+            Op::CloseOuter { outer: 1 },
+            Op::ExecutionAsyncId,
+            Op::CloseScope { threw: false },
+            Op::ExecutionAsyncId,
+        ];
+        let p = program(&ops);
+        assert_eq!(
+            tail(&p),
+            "runTrace(\"ns 5 1 1 0\\ncs 5 1 1 4\\nco 0\\neid\\nx\\neid\\n\", -1, \"n\");\n"
+        );
+        assert_eq!(p.group_starts, vec![0, 1, 2, 3, 4, 5]);
+        assert!(p.source.contains("require(\"/x/addon-napi.node\")"));
+        assert!(!p.module);
+        // RunTimers' scope from depth 0 (`ts`, closed by `xT`), the timers
+        // callback installed (`t`).
+        let ops = vec![
+            Op::CloseScope { threw: false },
+            Op::TimersScope,
+            Op::UncaughtException { handled: true },
+            Op::ExecutionAsyncId,
+            Op::CloseScope { threw: false },
+        ];
+        let p = program(&ops);
+        assert_eq!(
+            tail(&p),
+            "runTrace(\"xM\\nts\\nue 1\\neid\\nxT\\n\", 0, \"t\");\n"
+        );
+        // An ES module entry: program.mjs, with `require` made first.
+        let p = program(&[Op::EntryModule, Op::ExecutionAsyncId]);
+        assert!(p.module);
+        assert!(p
+            .source
+            .starts_with("import { createRequire } from 'node:module';"));
+        assert_eq!(tail(&p), "runTrace(\"em\\neid\\n\", -1, \"m\");\n");
+        // After a handled exception in a callback-scope its JS goes on; in
+        // a make-callback it does not.
+        let after = |kind| {
+            check(&[
+                scope(kind),
+                Op::UncaughtException { handled: true },
+                Op::ExecutionAsyncId,
+            ])
+            .err()
+            .map(|u| u.index)
+        };
+        assert_eq!(after(ScopeKind::CallbackScope), None);
+        assert_eq!(after(ScopeKind::MakeCallback), Some(2));
+        // close-outer needs a callback-scope with native scopes inside it.
+        let refused = |ops: &[Op]| check(ops).err().map(|u| u.index);
+        assert_eq!(
+            refused(&[scope(ScopeKind::CallbackScope), Op::CloseOuter { outer: 1 }]),
+            Some(1)
+        );
+        assert_eq!(
+            refused(&[
+                scope(ScopeKind::MakeCallback),
+                scope(ScopeKind::CallbackScope),
+                Op::CloseOuter { outer: 1 }
+            ]),
+            Some(2)
+        );
+        // Header ops: entry-module and no-force-async-hooks-checks in either
+        // order, before anything else.
+        assert_eq!(
+            refused(&[Op::EntryModule, Op::NoForceAsyncHooksChecks]),
+            None
+        );
+        assert_eq!(refused(&[Op::ExecutionAsyncId, Op::EntryModule]), Some(1));
+        assert_eq!(refused(&[Op::TimersScope]), Some(0));
     }
 
     #[test]

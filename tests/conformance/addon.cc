@@ -13,8 +13,10 @@
 // AsyncHooks::native_execution_async_resources_ keeps the Local itself.
 
 #include <node.h>
+#include <node_api.h>
 #include <uv.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -70,12 +72,25 @@ bool Args(const FunctionCallbackInfo<Value>& args, node::async_context* ac) {
   return true;
 }
 
+// Call fn inside an open node::CallbackScope, as an addon that goes on
+// calling into JS after a callback threw: the scope's TryCatch is verbose,
+// so an exception thrown by fn has gone to the uncaught-exception handler
+// when fn->Call returns empty; if it was handled, the addon calls fn again
+// (the program's frame() goes on with the trace's next op, in the same
+// scope, now failed: ~CallbackScope sees try_catch_.HasCaught() and marks it
+// so). An unhandled exception ends the process inside the handler.
+void CallUntilDone(Isolate* isolate, Local<Context> context, Local<Function> fn) {
+  MaybeLocal<Value> ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
+  while (ret.IsEmpty() && !isolate->IsExecutionTerminating()) {
+    ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
+  }
+}
+
 // callbackScope(asyncId, triggerAsyncId, resource, fn, closeOp):
-// node::CallbackScope(isolate, resource, {asyncId, triggerAsyncId}) around a
-// call of fn. Its TryCatch is verbose, so an exception thrown by fn goes to
-// the uncaught-exception handler before fn->Call returns. Once fn is done the
-// addon writes the marker of the trace's `close` op (index closeOp, if >= 0),
-// and then the scope closes: what the close shows follows the marker.
+// node::CallbackScope(isolate, resource, {asyncId, triggerAsyncId}) around
+// calls of fn (CallUntilDone). Once fn is done the addon writes the marker of
+// the trace's `close` op (index closeOp, if >= 0), and then the scope closes:
+// what the close shows follows the marker.
 void CallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
   node::async_context ac;
   if (!Args(args, &ac)) return;
@@ -87,8 +102,7 @@ void CallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
   double close_op = args[4]->IsNumber() ? args[4]->NumberValue(context).FromMaybe(-1) : -1;
   {
     node::CallbackScope scope(isolate, resource, ac);
-    MaybeLocal<Value> ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
-    (void)ret;
+    CallUntilDone(isolate, context, fn);
     WriteMarker(close_op);
   }
 }
@@ -147,8 +161,7 @@ void RunGlobalScope(Isolate* isolate, v8::Global<Object>* holder,
     Local<Context> context = isolate->GetCurrentContext();
     node::Environment* env = node::GetCurrentEnvironment(context);
     Scope scope(env, holder, ac);
-    MaybeLocal<Value> ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
-    (void)ret;
+    CallUntilDone(isolate, context, fn);
     WriteMarker(close_op);
   } else {
     isolate->ThrowException(v8::Exception::Error(v8::String::NewFromUtf8Literal(
@@ -240,6 +253,134 @@ void AfterMain(const FunctionCallbackInfo<Value>& args) {
   after_main_context.Reset(isolate, isolate->GetCurrentContext());
 }
 
+// N-API callback scopes (`close-outer`), with the napi_env and the async
+// contexts of the Node-API module (napi.cc), which explains why the scopes
+// are opened and closed here. Open scopes by key (the index of the trace op
+// that opened them).
+std::map<double, napi_callback_scope> napi_scopes;
+
+// napi.cc hands out its pointers as numbers.
+void* PointerArg(const FunctionCallbackInfo<Value>& args, int i) {
+  double d = args[i]->NumberValue(args.GetIsolate()->GetCurrentContext()).FromMaybe(0);
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(d));
+}
+
+bool NapiArgs(const FunctionCallbackInfo<Value>& args, int n, napi_env* env) {
+  Isolate* isolate = args.GetIsolate();
+  for (int i = 0; i < n; i++) {
+    if (args.Length() <= i || !args[i]->IsNumber()) {
+      isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(
+          isolate, "napiScope(env, context, key, fn) / napiClose(env, key)")));
+      return false;
+    }
+  }
+  *env = static_cast<napi_env>(PointerArg(args, 0));
+  return true;
+}
+
+// napiScope(env, context, key, fn): napi_open_callback_scope on the context
+// (its resource argument is ignored by Node), then fn, called as
+// callbackScope calls it (CallUntilDone: v8's Function::Call, so that the
+// scope's own verbose TryCatch sees an exception, as for node::CallbackScope;
+// napi_call_function would add a TryCatch of its own). The trace closes the
+// scope out of order (napiClose from inside fn); if fn returns with it still
+// open, it is closed here.
+void NapiScopeFn(const FunctionCallbackInfo<Value>& args) {
+  napi_env env;
+  if (!NapiArgs(args, 3, &env) || args.Length() < 4 || !args[3]->IsFunction()) return;
+  Isolate* isolate = args.GetIsolate();
+  HandleScope handle_scope(isolate);
+  Local<Context> context = isolate->GetCurrentContext();
+  auto async_context = static_cast<napi_async_context>(PointerArg(args, 1));
+  double key = args[2]->NumberValue(context).FromMaybe(0);
+  napi_callback_scope scope;
+  if (napi_open_callback_scope(env, nullptr, async_context, &scope) != napi_ok) {
+    isolate->ThrowException(v8::Exception::Error(
+        v8::String::NewFromUtf8Literal(isolate, "napi_open_callback_scope failed")));
+    return;
+  }
+  napi_scopes[key] = scope;
+  CallUntilDone(isolate, context, args[3].As<Function>());
+  auto it = napi_scopes.find(key);
+  if (it != napi_scopes.end()) {
+    napi_scopes.erase(it);
+    napi_close_callback_scope(env, scope);
+  }
+}
+
+// napiClose(env, key): napi_close_callback_scope on the scope napiScope
+// opened with this key, whichever scopes are open inside it.
+void NapiCloseFn(const FunctionCallbackInfo<Value>& args) {
+  napi_env env;
+  if (!NapiArgs(args, 2, &env)) return;
+  Isolate* isolate = args.GetIsolate();
+  double key = args[1]->NumberValue(isolate->GetCurrentContext()).FromMaybe(0);
+  auto it = napi_scopes.find(key);
+  if (it == napi_scopes.end()) {
+    isolate->ThrowException(v8::Exception::Error(
+        v8::String::NewFromUtf8Literal(isolate, "napiClose: no open scope with this key")));
+    return;
+  }
+  napi_callback_scope scope = it->second;
+  napi_scopes.erase(it);
+  if (napi_close_callback_scope(env, scope) != napi_ok) {
+    isolate->ThrowException(v8::Exception::Error(
+        v8::String::NewFromUtf8Literal(isolate, "napi_close_callback_scope failed")));
+  }
+}
+
+// runTimers(due): run Environment::RunTimers now, synchronously, from the
+// JS that called this (at callback-scope depth 0: the program's event-loop
+// callback). The program has just called the timers binding's
+// scheduleTimer(due), i.e. Environment::ScheduleTimer: uv_timer_start of the
+// environment's timer handle with RunTimers as its callback and `due` ms to
+// go. The handle is found by that due time among the loop's active timers
+// (exactly one must match), stopped, and its callback called as libuv's
+// uv__run_timers would: RunTimers opens its InternalCallbackScope(env,
+// process, {0, 0}) and calls the environment's timers callback (the
+// program's) in its verbose TryCatch loop. Throws if no single timer matches.
+struct TimerSearch {
+  uint64_t due;
+  uv_timer_t* found;
+  int matches;
+};
+
+void FindTimer(uv_handle_t* handle, void* arg) {
+  TimerSearch* search = static_cast<TimerSearch*>(arg);
+  if (handle->type != UV_TIMER || !uv_is_active(handle)) return;
+  uv_timer_t* timer = reinterpret_cast<uv_timer_t*>(handle);
+  if (uv_timer_get_due_in(timer) == search->due) {
+    search->found = timer;
+    search->matches++;
+  }
+}
+
+void RunTimersFn(const FunctionCallbackInfo<Value>& args) {
+  Isolate* isolate = args.GetIsolate();
+  uv_loop_t* loop = node::GetCurrentEventLoop(isolate);
+  if (loop == nullptr || args.Length() < 1 || !args[0]->IsNumber()) {
+    isolate->ThrowException(v8::Exception::TypeError(
+        v8::String::NewFromUtf8Literal(isolate, "expected (due) and an event loop")));
+    return;
+  }
+  TimerSearch search{
+      static_cast<uint64_t>(args[0]->NumberValue(isolate->GetCurrentContext()).FromMaybe(0)),
+      nullptr, 0};
+  uv_walk(loop, FindTimer, &search);
+  if (search.matches != 1) {
+    char buf[128];
+    snprintf(buf, sizeof(buf), "runTimers: %d active timers are due in %llu ms, expected 1",
+             search.matches, static_cast<unsigned long long>(search.due));
+    isolate->ThrowException(v8::Exception::Error(
+        v8::String::NewFromUtf8(isolate, buf).ToLocalChecked()));
+    return;
+  }
+  uv_timer_t* timer = search.found;
+  uv_timer_cb cb = timer->timer_cb;
+  uv_timer_stop(timer);
+  cb(timer);
+}
+
 void Init(Local<Object> exports) {
   Isolate* isolate = Isolate::GetCurrent();
   exports
@@ -253,6 +394,9 @@ void Init(Local<Object> exports) {
   NODE_SET_METHOD(exports, "makeCallback", MakeCallbackFn);
   NODE_SET_METHOD(exports, "loopMarker", LoopMarker);
   NODE_SET_METHOD(exports, "afterMain", AfterMain);
+  NODE_SET_METHOD(exports, "runTimers", RunTimersFn);
+  NODE_SET_METHOD(exports, "napiScope", NapiScopeFn);
+  NODE_SET_METHOD(exports, "napiClose", NapiCloseFn);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // appends one line, `runTrace(STEPS, MAIN_CLOSE);`: STEPS is a string with one
 // step per op of the trace (see "The steps" below), so that the program's size
 // is linear in the trace and its source nests nothing, however deep the trace.
-// Run as `node --no-deprecation --expose-internals program.js`.
+// Run as `node --no-deprecation --expose-internals program.js`; for a trace
+// whose entry is an ES module (`entry-module`), the translator writes
+// program.mjs, which starts with `const require = createRequire(...)`.
 //
 // Rules this file keeps, so that only the trace's ops touch async context:
 // * everything is required, and every object Node would create lazily
@@ -29,15 +31,16 @@ void process.stderr;
 // reached through internal/test/binding on every version. That module warns
 // through process.emitWarning, which would queue a tick (an async id, and a
 // callback that hooks enabled later would see): silenced while it loads.
-const aw = (() => {
+function binding(name) {
   const emitWarning = process.emitWarning;
   process.emitWarning = () => {};
   try {
-    return require('internal/test/binding').internalBinding('async_wrap');
+    return require('internal/test/binding').internalBinding(name);
   } finally {
     process.emitWarning = emitWarning;
   }
-})();
+}
+const aw = binding('async_wrap');
 const addon = require(ADDON_PATH);
 
 const { async_id_symbol, trigger_async_id_symbol } = iah.symbols;
@@ -82,6 +85,7 @@ function nameOf(r) {
   if (r === undefined) return 'undefined';
   if (r === topLevelResource) return 'top';
   if (r === mainResource) return 'main';
+  if (r === process) return 'process';
   const name = resourceNames.get(r);
   if (name !== undefined) return name;
   if (r !== null && typeof r === 'object' && tickCallbacks.has(r.callback)) {
@@ -160,6 +164,58 @@ function uncaught(handled) {
 // would catch: the addon's TryCatch swallows it.
 class Thrown extends Error {}
 
+// N-API callback scopes (`close-outer`): the Node-API module (napi.cc),
+// loaded by runTrace when the trace needs it, makes the async contexts and
+// hands out its napi_env; the addon opens and closes the scopes with it.
+let napi = null;
+let napiEnv = null;
+// Keys of the N-API scopes closed out of order: their frame() returns as
+// soon as the frames inside it have ended.
+const closedEarly = new Set();
+
+// napi_async_init with the trace's ids: it takes new_async_id() (the counter
+// plus one) and get_default_trigger_async_id() (the execution id when the
+// default trigger id is negative), and runs init hooks only while kInit > 0.
+// All four fields are put back before anything else runs.
+function napiContext(asyncId, triggerAsyncId, resource) {
+  const f = aw.async_id_fields;
+  const h = aw.async_hook_fields;
+  const saved = [f[K.kAsyncIdCounter], f[K.kDefaultTriggerAsyncId], f[K.kExecutionAsyncId], h[K.kInit]];
+  f[K.kAsyncIdCounter] = asyncId - 1;
+  f[K.kDefaultTriggerAsyncId] = -1;
+  f[K.kExecutionAsyncId] = triggerAsyncId;
+  h[K.kInit] = 0;
+  try {
+    return napi.asyncInit(resource);
+  } finally {
+    [f[K.kAsyncIdCounter], f[K.kDefaultTriggerAsyncId], f[K.kExecutionAsyncId], h[K.kInit]] = saved;
+  }
+}
+
+// RunTimers' scope (`timers-scope`): the environment's timers callback (what
+// Environment::RunTimers calls in its bare InternalCallbackScope(env,
+// process, {0, 0}), in a loop under a verbose TryCatch) is replaced by one
+// that runs the trace's steps up to the scope's close while a `timers-scope`
+// is open, and is Node's own processTimers otherwise (a fresh one from
+// internal/timers' getTimerCallbacks, as bootstrap/node.js makes it; the
+// immediate callback is replaced by its fresh twin too). The trace's own JS
+// then runs directly in RunTimers' scope: no Timeout object, no emitBefore
+// of a timer. After a handled exception RunTimers calls it again, and it
+// goes on with the next step.
+const TIMERS_DUE = 987654321; // ms: how addon.runTimers finds the handle
+let timersBinding = null;
+let inTimers = false;
+function installTimers() {
+  timersBinding = binding('timers');
+  const { getTimerCallbacks } = require('internal/timers');
+  const { processImmediate, processTimers } = getTimerCallbacks(process._tickCallback);
+  timersBinding.setupTimers(processImmediate, (now) => {
+    if (!inTimers) return processTimers(now);
+    frame();
+    return 0;
+  });
+}
+
 // The prologue's own resources (the process.stderr stream) took ids: put the
 // counter back to where a fresh main script has it (1), so that the trace's
 // newAsyncId() and ticks get the model's numbers. The ids renaming below
@@ -185,10 +241,16 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 //   rg R                  addon.resetGlobal (Global<Object>::Reset of R's Global)
 //   mc ID TRIG R VERBOSE CLOSE  addon.makeCallback
 //   ra ID TRIG R CLOSE    runInAsyncScope     dt TRIG CLOSE  defaultTriggerAsyncIdScope
+//   ns ID TRIG R KEY      an N-API callback scope (napi_open_callback_scope;
+//                         KEY the index of this op), closed by a later `co`
+//   co KEY                napi_close_callback_scope of the N-API scope KEY
+//                         (close-outer: native scopes inside it are still open)
+//   ts                    RunTimers' scope (timers-scope), from depth 0
 //   x                     close of a callback-scope (the addon writes its marker)
 //   xm / xt / xu          close of a make-callback: plain / threw / after an
 //                         uncaught exception in it (no marker)
 //   xj                    end of a run-in-async-scope or default-trigger-scope
+//   xT                    close of RunTimers' scope
 //   xM / xU               close of the main script's scope / after an uncaught
 //                         exception in the main script (no marker)
 //
@@ -225,6 +287,7 @@ function plain(i, t) {
   W({ op: i });
   switch (t[0]) {
     case 'nf': break; // the option is on node's command line
+    case 'em': break; // the program is an .mjs file
     case 'ch': createHook(t[1], t[2] === '-' ? [] : t[2].split(',')); break;
     case 'eh': hooks.get(t[1]).enable(); break;
     case 'dh': hooks.get(t[1]).disable(); break;
@@ -252,9 +315,13 @@ function plain(i, t) {
 }
 
 // Run steps until the close of the current frame (and return after it) or
-// the end of the trace.
-function frame() {
+// the end of the trace. `self` is the key of an N-API scope's frame: once
+// that scope has been closed out of order, its frame returns as soon as the
+// frames inside it have ended (the ops after them belong to the frame
+// around it).
+function frame(self) {
   while (pc < S.length) {
+    if (self !== undefined && closedEarly.has(self)) return;
     const i = opIndex;
     const t = nextStep();
     switch (t[0]) {
@@ -273,6 +340,25 @@ function frame() {
         addon.makeCallback(I(+t[1]), I(+t[2]), R(+t[3]), frame, t[4] === '1');
         afterFrame(+t[5]);
         break;
+      case 'ns': {
+        W({ op: i });
+        const key = +t[4];
+        const context = napiContext(I(+t[1]), I(+t[2]), R(+t[3]));
+        addon.napiScope(napiEnv, context, key, () => frame(key));
+        break;
+      }
+      case 'co':
+        W({ op: i });
+        closedEarly.add(+t[1]);
+        addon.napiClose(napiEnv, +t[1]);
+        break;
+      case 'ts':
+        W({ op: i });
+        inTimers = true;
+        timersBinding.scheduleTimer(TIMERS_DUE);
+        addon.runTimers(TIMERS_DUE);
+        inTimers = false;
+        break;
       case 'ra':
         W({ op: i });
         rias(+t[3], I(+t[1]), I(+t[2]), frame);
@@ -290,6 +376,7 @@ function frame() {
         return;
       case 'xm':
       case 'xj':
+      case 'xT':
       case 'xM':
         W({ op: i });
         closedAt = i;
@@ -307,9 +394,23 @@ function frame() {
 // Run the trace: the main script's ops now; those after the close of the main
 // script's scope (step mainClose, -1 if none) from the event loop, registered
 // first so that they run even if the main script throws.
+// `flags`: `m` the entry is an ES module, `n` loads the N-API module, `t`
+// installs the timers callback.
 // eslint-disable-next-line no-unused-vars
-function runTrace(steps, mainClose) {
+function runTrace(steps, mainClose, flags) {
   S = steps;
+  if (flags.includes('m')) {
+    // An ES module entry runs Node's ESM loader, whose promises settle
+    // around the module body; the model has no promises, and the CommonJS
+    // programs make none: async_hooks' promise tracking is switched off
+    // (updatePromiseHookMode gets its hooks from this createHook).
+    require('internal/promise_hooks').createHook = () => () => {};
+  }
+  if (flags.includes('n')) {
+    napi = require(NAPI_PATH);
+    napiEnv = napi.env();
+  }
+  if (flags.includes('t')) installTimers();
   addon.loopMarker();
   if (mainClose >= 0) {
     addon.afterMain(() => {
