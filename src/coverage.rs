@@ -119,6 +119,22 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "unspecified-resource",
         "executionAsyncResource() reading a pointer into a scope that has returned",
     ),
+    (
+        "als-get-store-in-lazy",
+        "AsyncLocalStorage getStore() while the innermost native scope is lazy",
+    ),
+    (
+        "als-run-around-lazy-close",
+        "a lazy scope closed inside an AsyncLocalStorage run (its close puts the run's frame back)",
+    ),
+    (
+        "als-enter-with-in-lazy",
+        "AsyncLocalStorage enterWith() inside a lazy scope (its close must drop the store)",
+    ),
+    (
+        "tick-store-from-lazy",
+        "a nextTick callback running in a frame with a store, scheduled inside a lazy scope",
+    ),
 ];
 
 /// The index of each situation in [`SITUATIONS`], by name.
@@ -153,13 +169,17 @@ pub mod situation {
     pub const JS_AFTER_HANDLED_EXCEPTION: usize = 26;
     pub const MODULE_ENTRY_WITH_LAZY: usize = 27;
     pub const UNSPECIFIED_RESOURCE: usize = 28;
+    pub const ALS_GET_STORE_IN_LAZY: usize = 29;
+    pub const ALS_RUN_AROUND_LAZY_CLOSE: usize = 30;
+    pub const ALS_ENTER_WITH_IN_LAZY: usize = 31;
+    pub const TICK_STORE_FROM_LAZY: usize = 32;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 29;
-// The per-case bit set of [`Tally`] is a u32.
-const _: () = assert!(SITUATION_COUNT <= 32);
+pub const SITUATION_COUNT: usize = 33;
+// The per-case bit set of [`Tally`] is a u64.
+const _: () = assert!(SITUATION_COUNT <= 64);
 
 /// The index in [`OP_KINDS`] of `op`'s kind (`OP_KINDS[op_kind_index(op)] ==
 /// op.kind()`), without comparing strings.
@@ -201,11 +221,17 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::EntryModule => 26,
         Op::TimersScope => 27,
         Op::CloseOuter { .. } => 28,
+        Op::NodeVersion(_) => 29,
+        Op::AlsRun { .. } => 30,
+        Op::AlsExit(_) => 31,
+        Op::EndAlsRun => 32,
+        Op::AlsEnterWith { .. } => 33,
+        Op::AlsGetStore(_) => 34,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 29;
+pub const OP_KIND_COUNT: usize = 35;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -331,6 +357,31 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
     if pushes && ah.fields.k_stack_length as usize >= ah.stack_capacity_pairs {
         sink.hit(s::JS_PUSH_PAST_16);
     }
+    let in_lazy = innermost_native_scope(before).is_some_and(|s| s.entered == Path::Lazy);
+    if in_lazy && before.js_running() {
+        match op {
+            Op::AlsGetStore(_) => sink.hit(s::ALS_GET_STORE_IN_LAZY),
+            Op::AlsEnterWith { .. } => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
+            Op::NextTick { .. } if !before.context_frame.is_empty() => {
+                sink.hit(s::TICK_STORE_FROM_LAZY)
+            }
+            _ => {}
+        }
+    }
+    if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
+        let in_run = (before.frames.iter()).any(|f| matches!(f, Frame::AlsRun { entered: true, .. }));
+        if scope.entered == Path::Lazy && scope.pushed_ids && in_run && !before.is_stopping {
+            sink.hit(s::ALS_RUN_AROUND_LAZY_CLOSE);
+        }
+    }
+}
+
+/// The innermost open native scope, JS frames inside it skipped.
+fn innermost_native_scope(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
+    lazy.frames.iter().rev().find_map(|f| match f {
+        Frame::Native(s) => Some(s),
+        _ => None,
+    })
 }
 
 /// Report the situations visible after `op` (`after` is the lazy state,
@@ -532,7 +583,7 @@ pub struct Tally {
     pub ops: [u64; OP_KIND_COUNT],
     /// Cases ended.
     pub cases: u64,
-    current: u32,
+    current: u64,
 }
 
 impl Default for Tally {
@@ -572,7 +623,7 @@ impl Tally {
 
     /// The situations the current case met so far, as a bit set over
     /// [`SITUATIONS`].
-    pub fn current_case(&self) -> u32 {
+    pub fn current_case(&self) -> u64 {
         self.current
     }
 

@@ -470,6 +470,7 @@ impl CaseGen {
             Some(Frame::Native(_)) => Op::CloseScope { threw: false },
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -497,6 +498,7 @@ impl CaseGen {
             },
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -549,7 +551,8 @@ impl CaseGen {
                         s.async_context.trigger_async_id
                     }
                     Frame::Native(s) => s.async_context.async_id,
-                    Frame::RunInAsyncScope { async_id } => *async_id,
+                    Frame::RunInAsyncScope { async_id, .. } => *async_id,
+                    Frame::AlsRun { .. } => f.k_execution_async_id,
                     Frame::DefaultTriggerScope {
                         old_default_trigger_async_id,
                     } => *old_default_trigger_async_id,

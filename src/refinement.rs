@@ -7,9 +7,12 @@
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
 use lazy::Lazy;
+use model::env::context_frame::ContextFrame;
 use model::env::resources::{Heap, NativeSlot};
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
-use model::vocab::{AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind};
+use model::vocab::{
+    AlsId, AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind, StoreValue,
+};
 use model::Eager;
 use std::collections::BTreeMap;
 
@@ -40,11 +43,16 @@ pub enum AbstractFrame {
         run_timers: bool,
         /// Its callback threw.
         threw: bool,
+        /// The `AsyncContextFrame` its close puts back.
+        prior_context_frame: ContextFrame,
     },
-    /// Inside runInAsyncScope.
-    RunInAsyncScope(AsyncId),
+    /// Inside runInAsyncScope (the frame its `finally` sets back).
+    RunInAsyncScope(AsyncId, ContextFrame),
     /// Inside defaultTriggerAsyncIdScope (the old default).
     DefaultTriggerScope(AsyncId),
+    /// Inside `als.run` / `als.exit`: the storage, the prior store, whether
+    /// the `finally` enters it again.
+    AlsRun(AlsId, Option<StoreValue>, bool),
 }
 
 /// Eager Node's state, as both sides can be mapped to it.
@@ -65,8 +73,10 @@ pub struct Abstract {
     pub frames: Vec<AbstractFrame>,
     /// Hooks created; hooks active in order; the trampoline installed.
     pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
-    /// Queued ticks (id, trigger, query) and kHasTickScheduled.
-    pub ticks: (Vec<(AsyncId, AsyncId, bool)>, bool),
+    /// Queued ticks (id, trigger, query, frame) and kHasTickScheduled.
+    pub ticks: (Vec<(AsyncId, AsyncId, bool, ContextFrame)>, bool),
+    /// The current `AsyncContextFrame` and the version profile.
+    pub context: (ContextFrame, model::vocab::NodeVersion),
     /// Open native scopes.
     pub depth: u32,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
@@ -94,8 +104,17 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
             main_script: sc.main_script,
             run_timers: sc.run_timers,
             threw: sc.threw,
+            prior_context_frame: sc.prior_context_frame.clone(),
         },
-        Frame::RunInAsyncScope { async_id } => AbstractFrame::RunInAsyncScope(*async_id),
+        Frame::RunInAsyncScope {
+            async_id,
+            prior_context_frame,
+        } => AbstractFrame::RunInAsyncScope(*async_id, prior_context_frame.clone()),
+        Frame::AlsRun {
+            als,
+            prior,
+            entered,
+        } => AbstractFrame::AlsRun(*als, *prior, *entered),
         Frame::DefaultTriggerScope {
             old_default_trigger_async_id,
         } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
@@ -142,10 +161,18 @@ fn abstract_env<S: AsyncIdStack>(
             s.ticks
                 .queue
                 .iter()
-                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
+                .map(|t| {
+                    (
+                        t.async_id,
+                        t.trigger_async_id,
+                        t.query_resource,
+                        t.context_frame.clone(),
+                    )
+                })
                 .collect(),
             s.ticks.has_tick_scheduled,
         ),
+        context: (s.context_frame.clone(), s.version),
         depth: s.async_callback_scope_depth,
         env: (
             s.heap.clone(),

@@ -14,7 +14,7 @@ use super::translate::Checker;
 use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{
-    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op,
+    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op,
     ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
@@ -132,7 +132,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
     let stack_length = env.async_hooks.fields.k_stack_length;
     let deep = st.deep && stack_length < 20;
     // (weight, kind)
-    let table: [(u64, u8); 24] = [
+    let frames = caps.async_context_frame;
+    let table: [(u64, u8); 29] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -189,6 +190,20 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (if native_inner { 2 } else { 0 }, 21),               // uncaught-exception
         (2, 22),                                              // clear-async-id-stack
         (if caps.global_callback_scope { 2 } else { 0 }, 23), // reset-global
+        // AsyncLocalStorage, on a binary whose ALS runs on AsyncContextFrame
+        // only (weight 0 elsewhere: v20's traces stay what they were).
+        (if frames { 3 } else { 0 }, 24), // als-run
+        (if frames { 1 } else { 0 }, 25), // als-exit
+        (
+            if frames && matches!(innermost, Some(Frame::AlsRun { .. })) {
+                7
+            } else {
+                0
+            },
+            26,
+        ), // end-als-run
+        (if frames { 3 } else { 0 }, 27), // als-enter-with
+        (if frames { 6 } else { 0 }, 28), // als-get-store
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -312,8 +327,24 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
                 _ => Op::ResetGlobal(resource(rng)),
             }
         }
+        24 => Op::AlsRun {
+            als: storage(rng),
+            store: 1 + rng.below(4) as u32,
+        },
+        25 => Op::AlsExit(storage(rng)),
+        26 => Op::EndAlsRun,
+        27 => Op::AlsEnterWith {
+            als: storage(rng),
+            store: 1 + rng.below(4) as u32,
+        },
+        28 => Op::AlsGetStore(storage(rng)),
         _ => Op::ExecutionAsyncId,
     }
+}
+
+/// `A1` or `A2`: two storages, so that one's run can hold the other's store.
+fn storage(rng: &mut Rng) -> AlsId {
+    AlsId(1 + rng.below(2) as u32)
 }
 
 /// A random trace of at most `max_ops` ops that [`Eager`] accepts and the
@@ -329,7 +360,7 @@ pub fn generate(seed: u64, max_ops: usize) -> Vec<Op> {
 /// [`generate`] for each seed.
 pub fn generate_with(seed: u64, max_ops: usize, capabilities: Capabilities) -> Vec<Op> {
     let mut rng = Rng::new(seed);
-    let mut env = Eager::new();
+    let mut env = Eager::for_version(capabilities.profile);
     let mut checker = Checker::with_capabilities(capabilities);
     let mut ops = Vec::new();
     let mut st = State {
@@ -421,9 +452,7 @@ mod tests {
 
     #[test]
     fn with_global_scopes_the_generator_uses_them() {
-        let caps = Capabilities {
-            global_callback_scope: true,
-        };
+        let caps = Capabilities::node26();
         let mut globals = 0;
         let mut resets = 0;
         for seed in 0..300u64 {

@@ -62,6 +62,8 @@ enum FrameKind {
     RunInAsyncScope,
     /// `defaultTriggerAsyncIdScope`.
     DefaultTriggerScope,
+    /// `als.run` / `als.exit`.
+    AlsRun,
 }
 
 impl FrameKind {
@@ -72,6 +74,7 @@ impl FrameKind {
             FrameKind::MakeCallback => "a make-callback",
             FrameKind::RunInAsyncScope => "a run-in-async-scope",
             FrameKind::DefaultTriggerScope => "a default-trigger-scope",
+            FrameKind::AlsRun => "an als-run",
         }
     }
 
@@ -414,6 +417,42 @@ impl Checker {
                     global_key: None,
                 })
             }
+            Op::NodeVersion(v) => {
+                if *v != self.capabilities.profile {
+                    return self.refuse(
+                        op,
+                        format!(
+                            "the trace is for the node {v} profile, and this binary's profile is {}",
+                            self.capabilities.profile
+                        ),
+                    );
+                }
+                Ok(Shape::Plain)
+            }
+            Op::AlsRun { .. } | Op::AlsExit(_) | Op::AlsEnterWith { .. } | Op::AlsGetStore(_)
+                if !self.capabilities.async_context_frame =>
+            {
+                self.refuse(
+                    op,
+                    "AsyncLocalStorage on this binary is built on async hooks (v20, or --no-async-context-frame), which the model does not describe; the ALS ops run on Node 24 and later",
+                )
+            }
+            Op::AlsRun { .. } | Op::AlsExit(_) => Ok(Shape::Open(FrameKind::AlsRun)),
+            Op::AlsEnterWith { .. } | Op::AlsGetStore(_) => Ok(Shape::Plain),
+            Op::EndAlsRun => {
+                if innermost.kind != FrameKind::AlsRun {
+                    return self.refuse(
+                        op,
+                        format!("end-als-run: the innermost frame is {}", innermost.kind.describe()),
+                    );
+                }
+                Ok(Shape::Close {
+                    kind: FrameKind::AlsRun,
+                    thrown: false,
+                    threw: false,
+                    global_key: None,
+                })
+            }
             Op::ExitDefaultTriggerScope => {
                 if innermost.kind != FrameKind::DefaultTriggerScope {
                     return self.refuse(
@@ -611,6 +650,10 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
             out.push_str("rg");
             push_resource(out, Some(r.0));
         }
+        // The profile is the binary's own: nothing to run.
+        Op::NodeVersion(v) => out.push_str(&format!("nv {v}")),
+        Op::AlsEnterWith { als, store } => out.push_str(&format!("aw {} {store}", als.0)),
+        Op::AlsGetStore(als) => out.push_str(&format!("ag {}", als.0)),
         // Frames are written by `translate` itself; refused ops never get here.
         Op::OpenScope { .. }
         | Op::CloseScope { .. }
@@ -618,6 +661,9 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         | Op::ExitRunInAsyncScope
         | Op::EnterDefaultTriggerScope { .. }
         | Op::ExitDefaultTriggerScope
+        | Op::AlsRun { .. }
+        | Op::AlsExit(_)
+        | Op::EndAlsRun
         | Op::EntryModule
         | Op::CloseOuter { .. }
         | Op::TimersScope
@@ -660,6 +706,8 @@ fn open_step(out: &mut String, op: &Op, kind: FrameKind, verbose: bool) {
             out.push_str("dt");
             push_id(out, *trigger_async_id);
         }
+        Op::AlsRun { als, store } => out.push_str(&format!("ar {} {store}", als.0)),
+        Op::AlsExit(als) => out.push_str(&format!("ax {}", als.0)),
         _ => {}
     }
 }
@@ -673,7 +721,9 @@ fn close_step(kind: FrameKind, thrown: bool, threw: bool) -> (&'static str, bool
         FrameKind::MakeCallback if thrown => ("xu", false),
         FrameKind::MakeCallback if threw => ("xt", true),
         FrameKind::MakeCallback => ("xm", true),
-        FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope => ("xj", true),
+        FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope | FrameKind::AlsRun => {
+            ("xj", true)
+        }
         FrameKind::Main if thrown => ("xU", false),
         FrameKind::Main => ("xM", true),
     }
@@ -881,9 +931,7 @@ mod tests {
             Op::CloseScope { threw: false },
             Op::ResetGlobal(ResourceId(4)),
         ];
-        let caps = Capabilities {
-            global_callback_scope: true,
-        };
+        let caps = Capabilities::node26();
         let p = match translate(&ops, &[], Path::new("/x/addon.node"), caps) {
             Ok(p) => p,
             Err(e) => panic!("{e}"),

@@ -1,0 +1,155 @@
+//! `AsyncContextFrame` and the frame-based `AsyncLocalStorage` of Node 26
+//! (the default since Node 24): `lib/internal/async_context_frame.js`,
+//! `lib/internal/async_local_storage/async_context_frame.js`, and the native
+//! side `src/async_context_frame.cc` (`async_context_frame::exchange`).
+//!
+//! The current frame is V8's continuation-preserved embedder data: a `Map`
+//! from `AsyncLocalStorage` instance to store, replaced (never changed in
+//! place, but for `disable`, not modelled) by `enterWith`. Who saves and puts
+//! back the current frame:
+//!
+//! * `InternalCallbackScope` (`src/api/callback.cc`): its constructor
+//!   `prior_context_frame_.Reset(isolate, async_context_frame::exchange(isolate,
+//!   context_frame))` after the `can_call_into_js()` check, before
+//!   `push_async_context`; its `Close` puts the prior frame back with
+//!   `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`
+//!   right after `pop_async_context`, under `if (pushed_ids_)` (so also after
+//!   a failed callback, and not when the environment is stopping). Every
+//!   scope the model opens passes no frame: the public `node::CallbackScope`
+//!   takes none (the default, an empty `Local`), the public
+//!   `node::MakeCallback` passes `Undefined`, `StartExecution` and
+//!   `Environment::RunTimers` the default: JavaScript sees no frame inside.
+//! * `process.nextTick` (`lib/internal/process/task_queues.js`): the
+//!   `TickObject` constructor captures `AsyncContextFrame.current()`;
+//!   `processTicksAndRejections` exchanges it in before `emitBefore` and sets
+//!   the prior one back after `emitAfter`.
+//! * `AsyncResource` (`lib/async_hooks.js`): the constructor captures the
+//!   frame; `runInAsyncScope` exchanges it in after `emitBefore` and, in its
+//!   `finally`, sets the prior one back before `hasAsyncIdStack()` /
+//!   `emitAfter`. The model's `run-in-async-scope` is an `AsyncResource`
+//!   made right there, so the frame it captures is the current one.
+//!
+//! On v20 (and on Node 26 with `--no-async-context-frame`)
+//! `AsyncLocalStorage` is built on async hooks instead (an init hook and
+//! `executionAsyncResource()`); the v20 profile refuses the ALS ops
+//! (`docs/spec.md`, "Version profiles").
+
+use super::{impossible, AsyncIdStack, Environment, Frame, Halt};
+use crate::vocab::{AlsId, NodeVersion, Observation, Op, StoreValue};
+use std::collections::BTreeMap;
+
+/// An `AsyncContextFrame`: each `AsyncLocalStorage` with a store in it, and
+/// the store. A storage whose store is `undefined` is left out: without a
+/// `defaultValue` (the traces never give one), `getStore()` answers
+/// `undefined` for a storage set to `undefined` and for one not in the frame
+/// alike. No frame at all (`undefined`, what native scopes exchange in) is
+/// the empty frame.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ContextFrame(pub BTreeMap<AlsId, StoreValue>);
+
+impl ContextFrame {
+    /// `frame?.get(als)`: the store of `als` in this frame.
+    pub fn get(&self, als: AlsId) -> Option<StoreValue> {
+        self.0.get(&als).copied()
+    }
+
+    /// `new AsyncContextFrame(als, data)`: a copy of this frame with `als`
+    /// set to `data`.
+    pub fn with(&self, als: AlsId, data: Option<StoreValue>) -> ContextFrame {
+        let mut next = self.clone();
+        match data {
+            Some(v) => next.0.insert(als, v),
+            None => next.0.remove(&als),
+        };
+        next
+    }
+
+    /// Whether no storage has a store here.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// The ALS ops run on the Node 26 profile only.
+    fn require_frames(&self, op: &Op) -> Result<(), Halt> {
+        if self.version == NodeVersion::V20 {
+            return impossible(format!(
+                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on the 26 profile (drop `node-version 20`)"
+            ));
+        }
+        self.require_js(op)
+    }
+
+    /// `als.enterWith(data)`: `AsyncContextFrame.set(new AsyncContextFrame(als, data))`.
+    pub(crate) fn als_enter_with(&mut self, als: AlsId, data: Option<StoreValue>) {
+        self.context_frame = self.context_frame.with(als, data);
+    }
+
+    /// `als.getStore()`: `AsyncContextFrame.current()?.get(als)`.
+    pub(crate) fn als_get_store(&self, als: AlsId) -> Option<StoreValue> {
+        self.context_frame.get(als)
+    }
+
+    /// The ALS ops: `als-run`, `als-exit`, `end-als-run`, `als-enter-with`,
+    /// `als-get-store`.
+    pub(crate) fn dispatch_als(&mut self, op: &Op) -> Result<(), Halt> {
+        match op {
+            Op::AlsRun { als, store } => self.als_run(op, *als, Some(*store)),
+            Op::AlsExit(als) => self.als_run(op, *als, None),
+            Op::EndAlsRun => match self.frames.last() {
+                Some(Frame::AlsRun {
+                    als,
+                    prior,
+                    entered,
+                }) => {
+                    let (als, prior, entered) = (*als, *prior, *entered);
+                    self.frames.pop();
+                    // The `finally`: `this.enterWith(prior)` on whatever frame
+                    // is current now (a store entered inside `fn` by another
+                    // storage stays). It does not run once JS is terminated.
+                    if entered && !self.is_stopping {
+                        self.als_enter_with(als, prior);
+                    }
+                    Ok(())
+                }
+                Some(other) => impossible(format!(
+                    "end-als-run: the innermost frame is {}",
+                    other.describe()
+                )),
+                None => impossible("end-als-run: no als-run or als-exit is open"),
+            },
+            Op::AlsEnterWith { als, store } => {
+                self.require_frames(op)?;
+                self.als_enter_with(*als, Some(*store));
+                Ok(())
+            }
+            Op::AlsGetStore(als) => {
+                self.require_frames(op)?;
+                let value = self.als_get_store(*als);
+                self.out.push(Observation::Store { als: *als, value });
+                Ok(())
+            }
+            _ => unreachable!("dispatch_als is called with the ALS ops only"),
+        }
+    }
+
+    /// `als.run(data, fn)` up to the call of `fn` (`als.exit(fn)` is
+    /// `run(undefined, fn)`): `prior = this.getStore()`; if `prior` is
+    /// `data` (`ObjectIs`), just call `fn`; else `enterWith(data)`, and the
+    /// `finally` will `enterWith(prior)`.
+    fn als_run(&mut self, op: &Op, als: AlsId, data: Option<StoreValue>) -> Result<(), Halt> {
+        self.require_frames(op)?;
+        let prior = self.als_get_store(als);
+        let entered = prior != data;
+        if entered {
+            self.als_enter_with(als, data);
+        }
+        self.frames.push(Frame::AlsRun {
+            als,
+            prior,
+            entered,
+        });
+        Ok(())
+    }
+}
