@@ -137,6 +137,27 @@ pub const SITUATIONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Whether the situation or op kind `name` exists on the version profile
+/// `version`: on 20 there are no Global holders and no `AsyncLocalStorage`
+/// ops (`docs/spec.md`, "Version profiles"), so what needs them is never
+/// reached there.
+pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
+    const ONLY_ON_26: &[&str] = &[
+        "global-reset-open",
+        "als-get-store-in-lazy",
+        "als-run-around-lazy-close",
+        "als-enter-with-in-lazy",
+        "tick-store-from-lazy",
+        "reset-global",
+        "als-run",
+        "als-exit",
+        "end-als-run",
+        "als-enter-with",
+        "als-get-store",
+    ];
+    version == model::vocab::NodeVersion::V26 || !ONLY_ON_26.contains(&name)
+}
+
 /// The index of each situation in [`SITUATIONS`], by name.
 #[allow(missing_docs)]
 pub mod situation {

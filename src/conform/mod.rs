@@ -409,6 +409,9 @@ impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
         preflight(ops).map_err(ConformError::Unsupported)?;
+        // What this binary cannot express is said as such first (on v20 the
+        // model's profile would refuse a Global or an ALS op too).
+        translate::check_with(ops, self.capabilities).map_err(ConformError::Unsupported)?;
         // The model runs on the binary's own profile.
         let run = run_model(ops, self.capabilities.profile)?;
         let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
