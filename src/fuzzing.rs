@@ -24,6 +24,7 @@
 use crate::lockstep::{self, Divergence};
 use arbitrary::Unstructured;
 pub use lazy::mutant::Mutant;
+pub use model::vocab::NodeVersion;
 use model::vocab::{
     trace, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
     Runtime, ScopeFlags, ScopeKind,
@@ -266,11 +267,17 @@ struct Valid {
 }
 
 impl Valid {
-    fn new() -> Self {
-        Valid {
+    /// Nothing kept yet; on a profile other than 26 its `node-version` op
+    /// first, so that the sequence replays on that profile.
+    fn on(version: NodeVersion) -> Self {
+        let mut valid = Valid {
             eager: Eager::new(),
             ops: Vec::new(),
+        };
+        if version != NodeVersion::V26 {
+            valid.offer(Op::NodeVersion(version));
         }
+        valid
     }
 
     fn full(&self) -> bool {
@@ -290,7 +297,14 @@ impl Valid {
 /// Decode a fuzz input to an op sequence Node could run (see the module
 /// documentation). Never panics; every input gives a sequence, maybe empty.
 pub fn decode(bytes: &[u8]) -> Vec<Op> {
-    let mut valid = Valid::new();
+    decode_on(bytes, NodeVersion::V26)
+}
+
+/// [`decode`] on a version profile: on 20 the sequence starts with
+/// `node-version 20`, and what that profile refuses (a Global holder, the
+/// ALS ops) is not kept.
+pub fn decode_on(bytes: &[u8], version: NodeVersion) -> Vec<Op> {
+    let mut valid = Valid::on(version);
     if let Some(text) = bytes.strip_prefix(TRACE_MARKER) {
         let text = String::from_utf8_lossy(text);
         for line in text.lines() {
@@ -345,7 +359,17 @@ pub fn check_lockstep(
     mutant: Option<Mutant>,
     refinement: bool,
 ) -> Result<usize, String> {
-    let ops = decode(bytes);
+    check_lockstep_on(bytes, NodeVersion::V26, mutant, refinement)
+}
+
+/// [`check_lockstep`] on a version profile ([`decode_on`]).
+pub fn check_lockstep_on(
+    bytes: &[u8],
+    version: NodeVersion,
+    mutant: Option<Mutant>,
+    refinement: bool,
+) -> Result<usize, String> {
+    let ops = decode_on(bytes, version);
     match lockstep::run_with(&ops, mutant, refinement) {
         Ok(steps) => Ok(steps.len()),
         Err(d) => Err(report(&ops, &d, mutant)),
@@ -428,6 +452,20 @@ pub fn mutant_from_env() -> Result<Mutant, String> {
             names.join(", ")
         )
     })
+}
+
+/// The environment variable the `lockstep` and `lockstep_mutant` targets
+/// read for the version profile (`20` or `26`; unset: 26), as `check`'s
+/// `--node-version`.
+pub const NODE_VERSION_VAR: &str = "SCOPECHECK_NODE_VERSION";
+
+/// The profile named by [`NODE_VERSION_VAR`] (26 when it is unset); `Err`
+/// says what is wrong.
+pub fn node_version_from_env() -> Result<NodeVersion, String> {
+    match std::env::var(NODE_VERSION_VAR) {
+        Err(_) => Ok(NodeVersion::default()),
+        Ok(v) => v.parse().map_err(|e| format!("{NODE_VERSION_VAR}: {e}")),
+    }
 }
 
 /// The trace files the seed corpus is made from: `tests/scenarios/*.trace`
