@@ -10,7 +10,7 @@
 //! rest. The lazy implementation is held to the same expectations.
 
 use model::vocab::trace::{self, Trace};
-use model::vocab::{Holder, NodeVersion, Op, OpError, Runtime, OP_KINDS};
+use model::vocab::{NodeVersion, Op, OpError, Runtime, OP_KINDS};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -107,17 +107,7 @@ fn every_scenario_on_v20(make: impl Fn() -> Box<dyn Runtime>) -> Vec<(String, us
             rt.apply(&Op::NodeVersion(NodeVersion::V20))
                 .expect("node-version 20 is accepted first");
         }
-        let uses_26 = trace.steps.iter().any(|s| match &s.op {
-            Op::OpenScope { resource, .. } => resource.holder == Holder::Global,
-            op => matches!(
-                op,
-                Op::ResetGlobal(_)
-                    | Op::AlsRun { .. }
-                    | Op::AlsExit(_)
-                    | Op::AlsEnterWith { .. }
-                    | Op::AlsGetStore(_)
-            ),
-        });
+        let uses_26 = trace.steps.iter().any(|s| s.op.needs_node26());
         for step in &trace.steps {
             match rt.apply(&step.op) {
                 Err(OpError::Impossible(why)) => {

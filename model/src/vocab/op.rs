@@ -411,6 +411,22 @@ impl Op {
         }
     }
 
+    /// Whether the op exists on the Node 26 profile only: a `global`
+    /// resource holder, `reset-global`, and the `AsyncLocalStorage` ops
+    /// (`docs/spec.md`, "Version profiles").
+    pub fn needs_node26(&self) -> bool {
+        match self {
+            Op::OpenScope { resource, .. } => resource.holder == Holder::Global,
+            Op::ResetGlobal(_)
+            | Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::EndAlsRun
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_) => true,
+            _ => false,
+        }
+    }
+
     /// Whether the op opens a frame that a later op must end.
     pub fn opens_frame(&self) -> bool {
         matches!(
