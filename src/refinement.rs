@@ -228,7 +228,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
             })*
         };
     }
-    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, depth, env);
+    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, context, depth, env);
     None
 }
 
@@ -284,9 +284,11 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
         && e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
         && e.ticks.queue.len() == l.ticks.queue.len()
         && e.ticks.queue.iter().zip(&l.ticks.queue).all(|(a, b)| {
-            (a.async_id, a.trigger_async_id, a.query_resource)
-                == (b.async_id, b.trigger_async_id, b.query_resource)
+            (a.async_id, a.trigger_async_id, a.query_resource, &a.context_frame)
+                == (b.async_id, b.trigger_async_id, b.query_resource, &b.context_frame)
         })
+        && e.context_frame == l.context_frame
+        && e.version == l.version
         && e.async_callback_scope_depth == l.async_callback_scope_depth
         && e.heap == l.heap
         && e.is_stopping == l.is_stopping
