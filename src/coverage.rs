@@ -726,6 +726,10 @@ mod tests {
             (s::JS_AFTER_HANDLED_EXCEPTION, "js-after-handled-exception"),
             (s::MODULE_ENTRY_WITH_LAZY, "module-entry-with-lazy"),
             (s::UNSPECIFIED_RESOURCE, "unspecified-resource"),
+            (s::ALS_GET_STORE_IN_LAZY, "als-get-store-in-lazy"),
+            (s::ALS_RUN_AROUND_LAZY_CLOSE, "als-run-around-lazy-close"),
+            (s::ALS_ENTER_WITH_IN_LAZY, "als-enter-with-in-lazy"),
+            (s::TICK_STORE_FROM_LAZY, "tick-store-from-lazy"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {
