@@ -135,6 +135,10 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "tick-store-from-lazy",
         "a nextTick callback running in a frame with a store, scheduled inside a lazy scope",
     ),
+    (
+        "resource-frame-in-lazy",
+        "runInAsyncScope inside a lazy scope of an AsyncResource that captured a store earlier",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the version profile
@@ -148,12 +152,14 @@ pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
         "als-run-around-lazy-close",
         "als-enter-with-in-lazy",
         "tick-store-from-lazy",
+        "resource-frame-in-lazy",
         "reset-global",
         "als-run",
         "als-exit",
         "end-als-run",
         "als-enter-with",
         "als-get-store",
+        "async-resource",
     ];
     version == model::vocab::NodeVersion::V26 || !ONLY_ON_26.contains(&name)
 }
@@ -194,11 +200,12 @@ pub mod situation {
     pub const ALS_RUN_AROUND_LAZY_CLOSE: usize = 30;
     pub const ALS_ENTER_WITH_IN_LAZY: usize = 31;
     pub const TICK_STORE_FROM_LAZY: usize = 32;
+    pub const RESOURCE_FRAME_IN_LAZY: usize = 33;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 33;
+pub const SITUATION_COUNT: usize = 34;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -248,11 +255,12 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::EndAlsRun => 32,
         Op::AlsEnterWith { .. } => 33,
         Op::AlsGetStore(_) => 34,
+        Op::AsyncResource(_) => 35,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 35;
+pub const OP_KIND_COUNT: usize = 36;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -385,6 +393,11 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
             Op::AlsEnterWith { .. } => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
             Op::NextTick { .. } if !before.context_frame.is_empty() => {
                 sink.hit(s::TICK_STORE_FROM_LAZY)
+            }
+            Op::EnterRunInAsyncScope { resource, .. }
+                if (before.async_resource_frames.get(resource)).is_some_and(|f| !f.is_empty()) =>
+            {
+                sink.hit(s::RESOURCE_FRAME_IN_LAZY)
             }
             _ => {}
         }
@@ -730,6 +743,7 @@ mod tests {
             (s::ALS_RUN_AROUND_LAZY_CLOSE, "als-run-around-lazy-close"),
             (s::ALS_ENTER_WITH_IN_LAZY, "als-enter-with-in-lazy"),
             (s::TICK_STORE_FROM_LAZY, "tick-store-from-lazy"),
+            (s::RESOURCE_FRAME_IN_LAZY, "resource-frame-in-lazy"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

@@ -118,10 +118,12 @@ pub enum Kind {
     AlsEnterWith,
     /// `als-get-store A` (26 profile).
     AlsGetStore,
+    /// `async-resource R` (26 profile).
+    AsyncResource,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 34;
+pub const KINDS: usize = 35;
 
 /// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
 pub const STORAGES: u32 = 2;
@@ -165,6 +167,7 @@ impl Kind {
         Kind::EndAlsRun,
         Kind::AlsEnterWith,
         Kind::AlsGetStore,
+        Kind::AsyncResource,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -210,6 +213,7 @@ impl Kind {
             Kind::EndAlsRun => 6,
             Kind::AlsEnterWith => 1,
             Kind::AlsGetStore => 1,
+            Kind::AsyncResource => 2,
         }
     }
 
@@ -483,7 +487,7 @@ impl CaseGen {
                 Kind::Stop => eager.frames.len() > 1,
                 // Global holders and ALS exist on the 26 profile only.
                 Kind::ResetGlobal | Kind::AlsRun | Kind::AlsExit | Kind::AlsEnterWith => v26,
-                Kind::AlsGetStore => v26,
+                Kind::AlsGetStore | Kind::AsyncResource => v26,
                 Kind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
                 _ => true,
             };
@@ -787,6 +791,7 @@ impl CaseGen {
                 store: self.rng.random_range(1..=STORE_VALUES),
             },
             Kind::AlsGetStore => Op::AlsGetStore(self.storage()),
+            Kind::AsyncResource => Op::AsyncResource(self.resource()),
             Kind::CloseOuter => {
                 // Mostly a scope whose id is current: its check passes and
                 // the case goes on with the scope's entry left dangling.

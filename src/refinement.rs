@@ -75,8 +75,13 @@ pub struct Abstract {
     pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
     /// Queued ticks (id, trigger, query, frame) and kHasTickScheduled.
     pub ticks: (Vec<(AsyncId, AsyncId, bool, ContextFrame)>, bool),
-    /// The current `AsyncContextFrame` and the version profile.
-    pub context: (ContextFrame, model::vocab::NodeVersion),
+    /// The current `AsyncContextFrame`, the frame each AsyncResource
+    /// captured, and the version profile.
+    pub context: (
+        ContextFrame,
+        BTreeMap<model::vocab::ResourceId, ContextFrame>,
+        model::vocab::NodeVersion,
+    ),
     /// Open native scopes.
     pub depth: u32,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
@@ -172,7 +177,11 @@ fn abstract_env<S: AsyncIdStack>(
                 .collect(),
             s.ticks.has_tick_scheduled,
         ),
-        context: (s.context_frame.clone(), s.version),
+        context: (
+            s.context_frame.clone(),
+            s.async_resource_frames.clone(),
+            s.version,
+        ),
         depth: s.async_callback_scope_depth,
         env: (
             s.heap.clone(),
@@ -288,6 +297,7 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
                 == (b.async_id, b.trigger_async_id, b.query_resource, &b.context_frame)
         })
         && e.context_frame == l.context_frame
+        && e.async_resource_frames == l.async_resource_frames
         && e.version == l.version
         && e.async_callback_scope_depth == l.async_callback_scope_depth
         && e.heap == l.heap

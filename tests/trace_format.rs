@@ -206,6 +206,7 @@ fn every_form() -> Vec<(Op, &'static str)> {
             "als-enter-with A0 4294967295",
         ),
         (Op::AlsGetStore(AlsId(7)), "als-get-store A7"),
+        (Op::AsyncResource(ResourceId(3)), "async-resource R3"),
     ]
 }
 
@@ -781,6 +782,7 @@ fn arb_op() -> impl Strategy<Value = Op> {
         (any::<u32>(), any::<u32>())
             .prop_map(|(a, store)| Op::AlsEnterWith { als: AlsId(a), store }),
         any::<u32>().prop_map(|a| Op::AlsGetStore(AlsId(a))),
+        arb_resource().prop_map(Op::AsyncResource),
     ]
 }
 

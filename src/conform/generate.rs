@@ -133,7 +133,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
     let deep = st.deep && stack_length < 20;
     // (weight, kind)
     let frames = caps.async_context_frame;
-    let table: [(u64, u8); 29] = [
+    let table: [(u64, u8); 30] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -204,6 +204,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         ), // end-als-run
         (if frames { 3 } else { 0 }, 27), // als-enter-with
         (if frames { 6 } else { 0 }, 28), // als-get-store
+        (if frames { 2 } else { 0 }, 29), // async-resource
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -338,6 +339,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
             store: 1 + rng.below(4) as u32,
         },
         28 => Op::AlsGetStore(storage(rng)),
+        29 => Op::AsyncResource(resource(rng)),
         _ => Op::ExecutionAsyncId,
     }
 }

@@ -429,7 +429,11 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
-            Op::AlsRun { .. } | Op::AlsExit(_) | Op::AlsEnterWith { .. } | Op::AlsGetStore(_)
+            Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_)
                 if !self.capabilities.async_context_frame =>
             {
                 self.refuse(
@@ -438,7 +442,9 @@ impl Checker {
                 )
             }
             Op::AlsRun { .. } | Op::AlsExit(_) => Ok(Shape::Open(FrameKind::AlsRun)),
-            Op::AlsEnterWith { .. } | Op::AlsGetStore(_) => Ok(Shape::Plain),
+            Op::AlsEnterWith { .. } | Op::AlsGetStore(_) | Op::AsyncResource(_) => {
+                Ok(Shape::Plain)
+            }
             Op::EndAlsRun => {
                 if innermost.kind != FrameKind::AlsRun {
                     return self.refuse(
@@ -654,6 +660,10 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         Op::NodeVersion(v) => out.push_str(&format!("nv {v}")),
         Op::AlsEnterWith { als, store } => out.push_str(&format!("aw {} {store}", als.0)),
         Op::AlsGetStore(als) => out.push_str(&format!("ag {}", als.0)),
+        Op::AsyncResource(r) => {
+            out.push_str("rf");
+            push_resource(out, Some(r.0));
+        }
         // Frames are written by `translate` itself; refused ops never get here.
         Op::OpenScope { .. }
         | Op::CloseScope { .. }

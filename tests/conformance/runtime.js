@@ -175,13 +175,25 @@ function nextTick(model, queryResource) {
 const runInAsyncScope = asyncHooks.AsyncResource.prototype.runInAsyncScope;
 // AsyncResource.prototype.runInAsyncScope on the trace's resource object,
 // given the AsyncResource's two id fields.
-// On Node 26 the AsyncResource is made here (as `new AsyncResource(...)
-// .runInAsyncScope(fn)`): it captures the current frame.
+// `async-resource R`: what `new AsyncResource()` does with the frame on
+// Node 26 (`this[contextFrameSymbol] = AsyncContextFrame.current()`), on the
+// trace's object R (its ids are the ones runInAsyncScope is given).
+const captured = new Set();
+function captureFrame(n) {
+  R(n)[contextFrameSymbol] = acf.current();
+  captured.add(n);
+}
+
+// An R that `async-resource` did not make is made here (as `new
+// AsyncResource(...).runInAsyncScope(fn)`): on Node 26 it captures the
+// current frame.
 function rias(n, asyncId, triggerAsyncId, fn) {
   const r = R(n);
   r[async_id_symbol] = asyncId;
   r[trigger_async_id_symbol] = triggerAsyncId;
-  if (contextFrameSymbol !== undefined && acf !== undefined) r[contextFrameSymbol] = acf.current();
+  if (contextFrameSymbol !== undefined && acf !== undefined && !captured.has(n)) {
+    r[contextFrameSymbol] = acf.current();
+  }
   return runInAsyncScope.call(r, fn);
 }
 
@@ -226,6 +238,7 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 //   ar A V CLOSE / ax A CLOSE  als.run(V, fn) / als.exit(fn) on storage A<A>
 //   aw A V / ag A         als.enterWith(V) / als.getStore()
 //   nv V                  node-version (the binary's own profile: nothing)
+//   rf R                  async-resource: R captures the current frame
 //   xj                    end of a run-in-async-scope, default-trigger-scope,
 //                         als-run or als-exit
 //   xM / xU               close of the main script's scope / after an uncaught
@@ -287,6 +300,7 @@ function plain(i, t) {
     case 'cl': iah.clearAsyncIdStack(); break;
     case 'rg': addon.resetGlobal(+t[1]); break;
     case 'nv': break;
+    case 'rf': captureFrame(+t[1]); break;
     case 'aw': A(+t[1]).enterWith(+t[2]); break;
     case 'ag': {
       const v = A(+t[1]).getStore();

@@ -26,8 +26,9 @@
 //! * `AsyncResource` (`lib/async_hooks.js`): the constructor captures the
 //!   frame; `runInAsyncScope` exchanges it in after `emitBefore` and, in its
 //!   `finally`, sets the prior one back before `hasAsyncIdStack()` /
-//!   `emitAfter`. The model's `run-in-async-scope` is an `AsyncResource`
-//!   made right there, so the frame it captures is the current one.
+//!   `emitAfter`. `async-resource R` is that capture for the trace's object
+//!   `R`; a `run-in-async-scope` of an `R` never captured is an
+//!   `AsyncResource` made right there, which captures the current frame.
 //!
 //! On v20 (and on Node 26 with `--no-async-context-frame`)
 //! `AsyncLocalStorage` is built on async hooks instead (an init hook and
@@ -71,7 +72,7 @@ impl ContextFrame {
 }
 
 impl<S: AsyncIdStack> Environment<S> {
-    /// The ALS ops run on the Node 26 profile only.
+    /// The ALS ops (and `async-resource`) run on the Node 26 profile only.
     fn require_frames(&self, op: &Op) -> Result<(), Halt> {
         if self.version == NodeVersion::V20 {
             return impossible(format!(
@@ -92,7 +93,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// The ALS ops: `als-run`, `als-exit`, `end-als-run`, `als-enter-with`,
-    /// `als-get-store`.
+    /// `als-get-store`, and `async-resource`.
     pub(crate) fn dispatch_als(&mut self, op: &Op) -> Result<(), Halt> {
         match op {
             Op::AlsRun { als, store } => self.als_run(op, *als, Some(*store)),
@@ -128,6 +129,12 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.require_frames(op)?;
                 let value = self.als_get_store(*als);
                 self.out.push(Observation::Store { als: *als, value });
+                Ok(())
+            }
+            Op::AsyncResource(r) => {
+                self.require_frames(op)?;
+                self.async_resource_frames
+                    .insert(*r, self.context_frame.clone());
                 Ok(())
             }
             _ => unreachable!("dispatch_als is called with the ALS ops only"),

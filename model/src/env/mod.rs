@@ -119,6 +119,9 @@ pub struct Environment<S: AsyncIdStack> {
     /// The current `AsyncContextFrame` (V8's continuation-preserved
     /// embedder data), Node 26.
     pub context_frame: ContextFrame,
+    /// The frame each `AsyncResource` of the trace captured at construction
+    /// (`async-resource R`), by its object.
+    pub async_resource_frames: std::collections::BTreeMap<crate::vocab::ResourceId, ContextFrame>,
     out: Vec<Observation>,
     /// cfg(loom): where [`Environment::stopping`] reads the stop flag.
     #[cfg(loom)]
@@ -178,6 +181,7 @@ impl<S: AsyncIdStack> Environment<S> {
             program_started: false,
             version: NodeVersion::default(),
             context_frame: ContextFrame::default(),
+            async_resource_frames: std::collections::BTreeMap::new(),
             out: Vec::new(),
             #[cfg(loom)]
             stop_probe: stop::StopProbe::default(),
@@ -327,7 +331,8 @@ impl<S: AsyncIdStack> Environment<S> {
             | Op::AlsExit(_)
             | Op::EndAlsRun
             | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_) => self.dispatch_als(op),
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_) => self.dispatch_als(op),
             Op::TimersScope => {
                 if self.async_callback_scope_depth > 0 {
                     return impossible("timers-scope: RunTimers runs from the event loop, when no native scope is open (close the main script's first)");
@@ -423,9 +428,13 @@ impl<S: AsyncIdStack> Environment<S> {
                 resource,
             } => {
                 self.require_js(op)?;
-                // `new AsyncResource(...)` here: it captures the current
-                // frame; `runInAsyncScope` exchanges it in after `emitBefore`.
-                let captured = self.context_frame.clone();
+                // The frame the AsyncResource captured when it was made
+                // (`async-resource R`), else it is made here and captures
+                // the current one; `runInAsyncScope` exchanges it in after
+                // `emitBefore`.
+                let captured = (self.async_resource_frames.get(resource))
+                    .unwrap_or(&self.context_frame)
+                    .clone();
                 self.emit_before_script(
                     *async_id,
                     *trigger_async_id,

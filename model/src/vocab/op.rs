@@ -322,6 +322,12 @@ pub enum Op {
     },
     /// `als.getStore()`.
     AlsGetStore(AlsId),
+    /// `new AsyncResource(...)` for the trace's object `R`, as far as the
+    /// frame goes: the constructor's `this[contextFrameSymbol] =
+    /// AsyncContextFrame.current()` (Node 26). A later `run-in-async-scope
+    /// ... R` runs in that frame. Its ids are the ones `run-in-async-scope`
+    /// names (the model takes none here).
+    AsyncResource(ResourceId),
 }
 
 /// Every kind of op, for coverage tables: the name used in traces.
@@ -361,6 +367,7 @@ pub const OP_KINDS: &[&str] = &[
     "end-als-run",
     "als-enter-with",
     "als-get-store",
+    "async-resource",
 ];
 
 impl Op {
@@ -408,6 +415,7 @@ impl Op {
             Op::EndAlsRun => "end-als-run",
             Op::AlsEnterWith { .. } => "als-enter-with",
             Op::AlsGetStore(_) => "als-get-store",
+            Op::AsyncResource(_) => "async-resource",
         }
     }
 
@@ -422,7 +430,8 @@ impl Op {
             | Op::AlsExit(_)
             | Op::EndAlsRun
             | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_) => true,
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_) => true,
             _ => false,
         }
     }
@@ -535,7 +544,7 @@ impl fmt::Display for Op {
                 }
             }
             Op::CloseOuter { outer } => write!(f, "{k} {outer}"),
-            Op::ResetGlobal(r) => write!(f, "{k} {r}"),
+            Op::ResetGlobal(r) | Op::AsyncResource(r) => write!(f, "{k} {r}"),
             Op::CreateHook { hook, callbacks } => write!(f, "{k} {hook} {callbacks}"),
             Op::EnableHook(h) | Op::DisableHook(h) => write!(f, "{k} {h}"),
             Op::EmitInit {

@@ -654,6 +654,7 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
             store: t.store_value()?,
         },
         "als-get-store" => Op::AlsGetStore(t.als()?),
+        "async-resource" => Op::AsyncResource(t.resource("a resource (R<n>)")?),
         _ => {
             return Err(t.error(
                 head.column,
