@@ -771,4 +771,25 @@ mod tests {
         assert!(c.below(1.0).iter().any(|(n, _)| *n == "lazy-in-eager"));
         assert!(!c.below(1.0).iter().any(|(n, _)| *n == "ticks-run"));
     }
+
+    #[test]
+    fn the_als_situations_are_met_where_they_are_named() {
+        let text = "async-resource R3\ncallback-scope 5 1 R1\nals-enter-with A1 2\nals-get-store A1\nnext-tick\nals-run A2 1\ncallback-scope 6 1 R2\nclose\nend-als-run\nrun-in-async-scope 7 5 R3\nend-run-in-async-scope\nclose\n";
+        let ops = model::vocab::trace::parse(text).expect("parses").ops();
+        let mut c = Coverage::default();
+        crate::check::run_with_coverage(&ops, None, true, &mut c).expect("no divergence");
+        // R3 captured no store, so its runInAsyncScope is not the situation.
+        for (name, times) in [
+            ("als-enter-with-in-lazy", Some(&1)),
+            ("als-get-store-in-lazy", Some(&1)),
+            ("tick-store-from-lazy", Some(&1)),
+            ("als-run-around-lazy-close", Some(&1)),
+            ("resource-frame-in-lazy", None),
+        ] {
+            assert_eq!(c.situations.get(name), times, "{name}");
+        }
+        // On v20 none of it exists.
+        assert!(!exists_on(model::vocab::NodeVersion::V20, "als-get-store-in-lazy"));
+        assert!(exists_on(model::vocab::NodeVersion::V20, "lazy-in-eager"));
+    }
 }

@@ -160,3 +160,20 @@ impl<S: AsyncIdStack> Environment<S> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enter_with_copies_the_frame_and_undefined_leaves_the_storage_out() {
+        let empty = ContextFrame::default();
+        let a = empty.with(AlsId(1), Some(3));
+        let b = a.with(AlsId(2), Some(4));
+        assert_eq!((a.get(AlsId(1)), a.get(AlsId(2))), (Some(3), None));
+        assert_eq!((b.get(AlsId(1)), b.get(AlsId(2))), (Some(3), Some(4)));
+        // `exit` is `run(undefined)`: the same answers as a frame without it.
+        assert_eq!(b.with(AlsId(1), None), empty.with(AlsId(2), Some(4)));
+        assert!(empty.is_empty() && !a.is_empty());
+    }
+}
