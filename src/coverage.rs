@@ -403,7 +403,8 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
         }
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
-        let in_run = (before.frames.iter()).any(|f| matches!(f, Frame::AlsRun { entered: true, .. }));
+        let in_run =
+            (before.frames.iter()).any(|f| matches!(f, Frame::AlsRun { entered: true, .. }));
         if scope.entered == Path::Lazy && scope.pushed_ids && in_run && !before.is_stopping {
             sink.hit(s::ALS_RUN_AROUND_LAZY_CLOSE);
         }
@@ -789,7 +790,10 @@ mod tests {
             assert_eq!(c.situations.get(name), times, "{name}");
         }
         // On v20 none of it exists.
-        assert!(!exists_on(model::vocab::NodeVersion::V20, "als-get-store-in-lazy"));
+        assert!(!exists_on(
+            model::vocab::NodeVersion::V20,
+            "als-get-store-in-lazy"
+        ));
         assert!(exists_on(model::vocab::NodeVersion::V20, "lazy-in-eager"));
     }
 }

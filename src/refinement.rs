@@ -293,8 +293,17 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
         && e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
         && e.ticks.queue.len() == l.ticks.queue.len()
         && e.ticks.queue.iter().zip(&l.ticks.queue).all(|(a, b)| {
-            (a.async_id, a.trigger_async_id, a.query_resource, &a.context_frame)
-                == (b.async_id, b.trigger_async_id, b.query_resource, &b.context_frame)
+            (
+                a.async_id,
+                a.trigger_async_id,
+                a.query_resource,
+                &a.context_frame,
+            ) == (
+                b.async_id,
+                b.trigger_async_id,
+                b.query_resource,
+                &b.context_frame,
+            )
         })
         && e.context_frame == l.context_frame
         && e.async_resource_frames == l.async_resource_frames

@@ -74,7 +74,12 @@ fn lazy_equals_eager_on_the_v20_profile() {
             coverage.table()
         );
     }
-    for only_26 in ["reset-global", "als-run", "als-get-store", "global-reset-open"] {
+    for only_26 in [
+        "reset-global",
+        "als-run",
+        "als-get-store",
+        "global-reset-open",
+    ] {
         assert!(!coverage.ops.contains_key(only_26) && !coverage.situations.contains_key(only_26));
     }
 }
@@ -89,7 +94,9 @@ fn a_v20_counterexample_carries_its_profile() {
         ..CheckConfig::default()
     };
     let report = check(&config, &mut |_| {});
-    let cx = report.counterexample.expect("the mutant is killed on v20 too");
+    let cx = report
+        .counterexample
+        .expect("the mutant is killed on v20 too");
     assert_eq!(cx.ops[0], model::vocab::Op::NodeVersion(NodeVersion::V20));
     let text = cx.trace_text();
     assert!(text.contains("--node-version 20"), "{text}");
@@ -258,7 +265,10 @@ fn every_scenario_runs_identically_on_both_sides_on_the_v20_profile() {
     for (name, text) in traces_in("tests/scenarios") {
         let t = trace::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut ops = t.ops();
-        if !ops.iter().any(|op| matches!(op, model::vocab::Op::NodeVersion(_))) {
+        if !ops
+            .iter()
+            .any(|op| matches!(op, model::vocab::Op::NodeVersion(_)))
+        {
             ops.insert(0, model::vocab::Op::NodeVersion(NodeVersion::V20));
         }
         if let Err(d) = lockstep::run(&ops) {

@@ -3,8 +3,8 @@
 
 use model::vocab::trace::{self, ParseError, Step, Trace};
 use model::vocab::{
-    AlsId, AsyncContext, Holder, NodeVersion, HookCallbacks, HookId, NativeResource, Observation, Op, OpError,
-    ResourceId, ScopeFlags, ScopeKind, OP_KINDS,
+    AlsId, AsyncContext, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Observation,
+    Op, OpError, ResourceId, ScopeFlags, ScopeKind, OP_KINDS,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -504,11 +504,21 @@ fn malformed_inputs_report_line_column_and_what_was_expected() {
     // Out-of-range integers.
     assert_error("emit-destroy 9223372036854775808", 1, 14, "out of range");
     assert_error("reset-global R4294967296", 1, 14, "out of range");
-    assert_error("node-version 22", 1, 14, "expected a node version profile (20 or 26)");
+    assert_error(
+        "node-version 22",
+        1,
+        14,
+        "expected a node version profile (20 or 26)",
+    );
     assert_error("als-run R1 2", 1, 9, "expected an AsyncLocalStorage (A<n>)");
     assert_error("als-run A1 -2", 1, 12, "expected a store value");
     assert_error("als-enter-with A1 4294967296", 1, 19, "out of range");
-    assert_error("als-get-store A1 2", 1, 18, "unexpected \"2\" after als-get-store");
+    assert_error(
+        "als-get-store A1 2",
+        1,
+        18,
+        "unexpected \"2\" after als-get-store",
+    );
     // A missing token is reported just past the end of the line.
     assert_error(
         "emit-before 5",
@@ -776,11 +786,16 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::ClearAsyncIdStack),
         Just(Op::Stop),
         prop_oneof![Just(NodeVersion::V20), Just(NodeVersion::V26)].prop_map(Op::NodeVersion),
-        (any::<u32>(), any::<u32>()).prop_map(|(a, store)| Op::AlsRun { als: AlsId(a), store }),
+        (any::<u32>(), any::<u32>()).prop_map(|(a, store)| Op::AlsRun {
+            als: AlsId(a),
+            store
+        }),
         any::<u32>().prop_map(|a| Op::AlsExit(AlsId(a))),
         Just(Op::EndAlsRun),
-        (any::<u32>(), any::<u32>())
-            .prop_map(|(a, store)| Op::AlsEnterWith { als: AlsId(a), store }),
+        (any::<u32>(), any::<u32>()).prop_map(|(a, store)| Op::AlsEnterWith {
+            als: AlsId(a),
+            store
+        }),
         any::<u32>().prop_map(|a| Op::AlsGetStore(AlsId(a))),
         arb_resource().prop_map(Op::AsyncResource),
     ]

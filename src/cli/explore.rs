@@ -7,9 +7,9 @@ use super::CliError;
 use crate::explore::{explore_within, ExploreConfig};
 use crate::memory;
 use clap::Args;
-use model::vocab::NodeVersion;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
+use model::vocab::NodeVersion;
 use model::Eager;
 use std::io::Write;
 

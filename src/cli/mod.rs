@@ -42,7 +42,10 @@ pub fn on_profile(
                 file: file.to_path_buf(),
                 line: step.line,
                 column: 1,
-                message: format!("the trace says `{}`, and --node-version {version} was given", step.op),
+                message: format!(
+                    "the trace says `{}`, and --node-version {version} was given",
+                    step.op
+                ),
             });
         }
         return Ok(trace);

@@ -543,8 +543,10 @@ impl Harness {
                         if let Op::OpenScope { resource, .. } = op {
                             if resource.holder == model::vocab::Holder::Global {
                                 // The Global<Object>* holders, counted apart.
-                                *summary.exercised.entry("callback-scope global").or_default() +=
-                                    1;
+                                *summary
+                                    .exercised
+                                    .entry("callback-scope global")
+                                    .or_default() += 1;
                             }
                         }
                     }

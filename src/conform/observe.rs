@@ -3,7 +3,8 @@
 
 use super::harness::NodeRun;
 use model::vocab::{
-    AlsId, AsyncId, StoreValue, FailedCheck, HookEvent, HookId, Observation, ResourceId, ResourceView,
+    AlsId, AsyncId, FailedCheck, HookEvent, HookId, Observation, ResourceId, ResourceView,
+    StoreValue,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

@@ -60,7 +60,8 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(crate) fn process_ticks_and_rejections(&mut self) -> Result<(), Died> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
-            let prior_context_frame = std::mem::replace(&mut self.context_frame, tock.context_frame);
+            let prior_context_frame =
+                std::mem::replace(&mut self.context_frame, tock.context_frame);
             self.emit_before_script(
                 async_id,
                 tock.trigger_async_id,

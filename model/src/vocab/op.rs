@@ -78,7 +78,9 @@ pub type StoreValue = u32;
 /// Where the two differ observably in the modelled code, `docs/spec.md`
 /// ("Version profiles") names the difference with its source and what each
 /// binary printed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub enum NodeVersion {
     /// node v20 (the oracle: v20.20.2): no `Global<Object>*` callback scopes,
     /// `AsyncLocalStorage` built on async hooks.
