@@ -79,7 +79,7 @@ pub struct Abstract {
     /// captured, and the version profile.
     pub context: (
         ContextFrame,
-        BTreeMap<model::vocab::ResourceId, ContextFrame>,
+        model::env::context_frame::ResourceFrames,
         model::vocab::NodeVersion,
     ),
     /// Open native scopes.

@@ -121,7 +121,7 @@ pub struct Environment<S: AsyncIdStack> {
     pub context_frame: ContextFrame,
     /// The frame each `AsyncResource` of the trace captured at construction
     /// (`async-resource R`), by its object.
-    pub async_resource_frames: std::collections::BTreeMap<crate::vocab::ResourceId, ContextFrame>,
+    pub async_resource_frames: context_frame::ResourceFrames,
     out: Vec<Observation>,
     /// cfg(loom): where [`Environment::stopping`] reads the stop flag.
     #[cfg(loom)]
@@ -181,7 +181,7 @@ impl<S: AsyncIdStack> Environment<S> {
             program_started: false,
             version: NodeVersion::default(),
             context_frame: ContextFrame::default(),
-            async_resource_frames: std::collections::BTreeMap::new(),
+            async_resource_frames: context_frame::ResourceFrames::default(),
             out: Vec::new(),
             #[cfg(loom)]
             stop_probe: stop::StopProbe::default(),

@@ -77,7 +77,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 trigger_async_id,
                 resource,
             });
-            for (&als, &value) in &self.context_frame.0 {
+            for (als, value) in self.context_frame.iter() {
                 self.out.push(Observation::TickStore {
                     async_id,
                     als,
