@@ -67,6 +67,12 @@ enum Kind {
     UncaughtException,
     ClearAsyncIdStack,
     Stop,
+    /// `entry-module`: kept only as the first op (a header op).
+    EntryModule,
+    /// `close-outer K`, K in 1..=3.
+    CloseOuter,
+    /// `timers-scope`: kept only while no scope is open.
+    TimersScope,
 }
 
 const KINDS: &[(Kind, u8)] = &[
@@ -94,6 +100,9 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::UncaughtException, 1),
     (Kind::ClearAsyncIdStack, 1),
     (Kind::Stop, 1),
+    (Kind::EntryModule, 1),
+    (Kind::CloseOuter, 2),
+    (Kind::TimersScope, 1),
 ];
 
 fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
@@ -257,6 +266,11 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         },
         Kind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
         Kind::Stop => Op::Stop,
+        Kind::EntryModule => Op::EntryModule,
+        Kind::CloseOuter => Op::CloseOuter {
+            outer: u.int_in_range(1..=3)?,
+        },
+        Kind::TimersScope => Op::TimersScope,
     })
 }
 
