@@ -13,8 +13,9 @@
 //! * **bytes**: anything else is read with `arbitrary::Unstructured`, one op
 //!   after another: a byte picks the kind of op, more bytes its arguments,
 //!   drawn from small pools (ids -2..=9 and the current execution id,
-//!   trigger id and id counter; resources `R1`..`R4`; hooks `H1`..`H3`) so
-//!   that the fuzzer reaches interesting states quickly.
+//!   trigger id and id counter; resources `R1`..`R4`; hooks `H1`..`H3`;
+//!   storages `A1`, `A2` and stores 1..=3) so that the fuzzer reaches
+//!   interesting states quickly.
 //!
 //! Either way an op is kept only if the eager model accepts it in the state
 //! the ops kept so far lead to (it applies to a clone), so every decoded
@@ -26,8 +27,8 @@ use arbitrary::Unstructured;
 pub use lazy::mutant::Mutant;
 pub use model::vocab::NodeVersion;
 use model::vocab::{
-    trace, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
-    Runtime, ScopeFlags, ScopeKind,
+    trace, AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op,
+    ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
 use std::io;
@@ -73,6 +74,16 @@ enum Kind {
     CloseOuter,
     /// `timers-scope`: kept only while no scope is open.
     TimersScope,
+    /// `node-version 20|26`: kept only before the program starts.
+    NodeVersion,
+    /// `als-run A V` or `als-exit A` (26 profile).
+    AlsRun,
+    /// `als-enter-with A V` (26 profile).
+    AlsEnterWith,
+    /// `als-get-store A` (26 profile).
+    AlsGetStore,
+    /// `async-resource R` (26 profile).
+    AsyncResource,
 }
 
 const KINDS: &[(Kind, u8)] = &[
@@ -103,6 +114,11 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::EntryModule, 1),
     (Kind::CloseOuter, 2),
     (Kind::TimersScope, 1),
+    (Kind::NodeVersion, 1),
+    (Kind::AlsRun, 2),
+    (Kind::AlsEnterWith, 1),
+    (Kind::AlsGetStore, 2),
+    (Kind::AsyncResource, 1),
 ];
 
 fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
@@ -140,6 +156,10 @@ fn optional_resource(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<Resou
     } else {
         None
     })
+}
+
+fn storage(u: &mut Unstructured<'_>) -> arbitrary::Result<AlsId> {
+    Ok(AlsId(u.int_in_range(1..=2)?))
 }
 
 fn hook(u: &mut Unstructured<'_>) -> arbitrary::Result<HookId> {
@@ -207,6 +227,7 @@ fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
     Ok(match eager.frames.last() {
         Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
         Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+        Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
         _ => Op::CloseScope {
             threw: u.ratio(1u8, 8)?,
         },
@@ -271,6 +292,28 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
             outer: u.int_in_range(1..=3)?,
         },
         Kind::TimersScope => Op::TimersScope,
+        Kind::NodeVersion => Op::NodeVersion(if u.arbitrary::<bool>()? {
+            NodeVersion::V20
+        } else {
+            NodeVersion::V26
+        }),
+        Kind::AlsRun => {
+            let als = storage(u)?;
+            if u.ratio(1u8, 4)? {
+                Op::AlsExit(als)
+            } else {
+                Op::AlsRun {
+                    als,
+                    store: u.int_in_range(1..=3)?,
+                }
+            }
+        }
+        Kind::AlsEnterWith => Op::AlsEnterWith {
+            als: storage(u)?,
+            store: u.int_in_range(1..=3)?,
+        },
+        Kind::AlsGetStore => Op::AlsGetStore(storage(u)?),
+        Kind::AsyncResource => Op::AsyncResource(resource(u)?),
     })
 }
 
