@@ -16,7 +16,7 @@ use crate::coverage::{self, Coverage, Tally};
 use crate::generate::CaseGen;
 use crate::lockstep::{self, Divergence, Pair};
 use lazy::mutant::Mutant;
-use model::vocab::{trace, Op, OpError};
+use model::vocab::{trace, NodeVersion, Op, OpError};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -36,6 +36,9 @@ pub struct CheckConfig {
     pub refinement: bool,
     /// Which part of the cases to run.
     pub shard: Shard,
+    /// The version profile both sides run on (`--node-version`; 26 by
+    /// default): on 20 every case starts with the op `node-version 20`.
+    pub node_version: NodeVersion,
 }
 
 /// A part of a run: of the cases `0..cases`, those whose index is
@@ -119,6 +122,9 @@ impl CheckConfig {
         if self.shard.count > 1 {
             cmd.push_str(&format!(" --shard {}", self.shard));
         }
+        if self.node_version != NodeVersion::default() {
+            cmd.push_str(&format!(" --node-version {}", self.node_version));
+        }
         cmd
     }
 }
@@ -132,6 +138,7 @@ impl Default for CheckConfig {
             mutant: None,
             refinement: true,
             shard: Shard::default(),
+            node_version: NodeVersion::default(),
         }
     }
 }
@@ -191,6 +198,8 @@ pub struct CheckReport {
     /// Drawn ops the eager model rejected (a generator bug if not 0; the
     /// case stops there).
     pub rejected: u64,
+    /// The version profile the run was on.
+    pub node_version: NodeVersion,
 }
 
 impl CheckReport {
@@ -279,6 +288,14 @@ pub fn run_case(
     let mut gen = CaseGen::new(config.seed, case, config.max_len);
     let mut pair = Pair::with_mutant(config.mutant);
     ops.clear();
+    if config.node_version != NodeVersion::default() {
+        // The profile is the trace's first op, so that a counterexample
+        // replays on it.
+        let op = Op::NodeVersion(config.node_version);
+        coverage::classify_before(tally, &pair.lazy, &op);
+        let _ = pair.checked_step(0, &op, config.refinement)?;
+        ops.push(op);
+    }
     while let Some(op) = gen.next_op(&pair.eager) {
         coverage::classify_before(tally, &pair.lazy, &op);
         let closing_lazy = matches!(op, Op::CloseScope { .. })
@@ -392,6 +409,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
         first_failure: failure.map(|(_, n, t)| (n, t)),
         calibration: calibrate.then_some(calibrator.result),
         rejected,
+        node_version: config.node_version,
     }
 }
 
@@ -408,6 +426,9 @@ pub struct Summary {
     pub max_len: usize,
     /// Refinement check on.
     pub refinement: bool,
+    /// The version profile (absent in summaries written before profiles: 26).
+    #[serde(default)]
+    pub node_version: NodeVersion,
     /// The shards this summary covers (one, or several once merged).
     pub shards: Vec<Shard>,
     /// Cases run.
@@ -437,6 +458,7 @@ impl Summary {
             run_cases: config.cases,
             max_len: config.max_len,
             refinement: config.refinement,
+            node_version: config.node_version,
             shards: vec![config.shard],
             cases: report.cases,
             ops: report.ops,
@@ -470,6 +492,12 @@ impl Summary {
             ..first.clone()
         };
         for p in parts {
+            if p.node_version != first.node_version {
+                return Err(format!(
+                    "not shards of one run: node version profile {} vs {}",
+                    p.node_version, first.node_version
+                ));
+            }
             if (p.seed, p.run_cases, p.max_len, p.refinement)
                 != (first.seed, first.run_cases, first.max_len, first.refinement)
             {
@@ -566,9 +594,11 @@ pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op>
         return ops.to_vec();
     };
     let mut best = ops[..=d.index].to_vec();
+    // A leading `node-version` stays: the counterexample is for that profile.
+    let pinned = usize::from(matches!(best.first(), Some(Op::NodeVersion(_))));
     loop {
         let mut changed = false;
-        let mut i = 0;
+        let mut i = pinned;
         while i < best.len() {
             let mut candidates = vec![vec![i]];
             if best[i].opens_frame() {

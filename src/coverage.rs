@@ -119,7 +119,50 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "unspecified-resource",
         "executionAsyncResource() reading a pointer into a scope that has returned",
     ),
+    (
+        "als-get-store-in-lazy",
+        "AsyncLocalStorage getStore() while the innermost native scope is lazy",
+    ),
+    (
+        "als-run-around-lazy-close",
+        "a lazy scope closed inside an AsyncLocalStorage run (its close puts the run's frame back)",
+    ),
+    (
+        "als-enter-with-in-lazy",
+        "AsyncLocalStorage enterWith() inside a lazy scope (its close must drop the store)",
+    ),
+    (
+        "tick-store-from-lazy",
+        "a nextTick callback running in a frame with a store, scheduled inside a lazy scope",
+    ),
+    (
+        "resource-frame-in-lazy",
+        "runInAsyncScope inside a lazy scope of an AsyncResource that captured a store earlier",
+    ),
 ];
+
+/// Whether the situation or op kind `name` exists on the version profile
+/// `version`: on 20 there are no Global holders and no `AsyncLocalStorage`
+/// ops (`docs/spec.md`, "Version profiles"), so what needs them is never
+/// reached there.
+pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
+    const ONLY_ON_26: &[&str] = &[
+        "global-reset-open",
+        "als-get-store-in-lazy",
+        "als-run-around-lazy-close",
+        "als-enter-with-in-lazy",
+        "tick-store-from-lazy",
+        "resource-frame-in-lazy",
+        "reset-global",
+        "als-run",
+        "als-exit",
+        "end-als-run",
+        "als-enter-with",
+        "als-get-store",
+        "async-resource",
+    ];
+    version == model::vocab::NodeVersion::V26 || !ONLY_ON_26.contains(&name)
+}
 
 /// The index of each situation in [`SITUATIONS`], by name.
 #[allow(missing_docs)]
@@ -153,13 +196,18 @@ pub mod situation {
     pub const JS_AFTER_HANDLED_EXCEPTION: usize = 26;
     pub const MODULE_ENTRY_WITH_LAZY: usize = 27;
     pub const UNSPECIFIED_RESOURCE: usize = 28;
+    pub const ALS_GET_STORE_IN_LAZY: usize = 29;
+    pub const ALS_RUN_AROUND_LAZY_CLOSE: usize = 30;
+    pub const ALS_ENTER_WITH_IN_LAZY: usize = 31;
+    pub const TICK_STORE_FROM_LAZY: usize = 32;
+    pub const RESOURCE_FRAME_IN_LAZY: usize = 33;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 29;
-// The per-case bit set of [`Tally`] is a u32.
-const _: () = assert!(SITUATION_COUNT <= 32);
+pub const SITUATION_COUNT: usize = 34;
+// The per-case bit set of [`Tally`] is a u64.
+const _: () = assert!(SITUATION_COUNT <= 64);
 
 /// The index in [`OP_KINDS`] of `op`'s kind (`OP_KINDS[op_kind_index(op)] ==
 /// op.kind()`), without comparing strings.
@@ -201,11 +249,18 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::EntryModule => 26,
         Op::TimersScope => 27,
         Op::CloseOuter { .. } => 28,
+        Op::NodeVersion(_) => 29,
+        Op::AlsRun { .. } => 30,
+        Op::AlsExit(_) => 31,
+        Op::EndAlsRun => 32,
+        Op::AlsEnterWith { .. } => 33,
+        Op::AlsGetStore(_) => 34,
+        Op::AsyncResource(_) => 35,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 29;
+pub const OP_KIND_COUNT: usize = 36;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -331,6 +386,37 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
     if pushes && ah.fields.k_stack_length as usize >= ah.stack_capacity_pairs {
         sink.hit(s::JS_PUSH_PAST_16);
     }
+    let in_lazy = innermost_native_scope(before).is_some_and(|s| s.entered == Path::Lazy);
+    if in_lazy && before.js_running() {
+        match op {
+            Op::AlsGetStore(_) => sink.hit(s::ALS_GET_STORE_IN_LAZY),
+            Op::AlsEnterWith { .. } => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
+            Op::NextTick { .. } if !before.context_frame.is_empty() => {
+                sink.hit(s::TICK_STORE_FROM_LAZY)
+            }
+            Op::EnterRunInAsyncScope { resource, .. }
+                if (before.async_resource_frames.get(resource)).is_some_and(|f| !f.is_empty()) =>
+            {
+                sink.hit(s::RESOURCE_FRAME_IN_LAZY)
+            }
+            _ => {}
+        }
+    }
+    if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
+        let in_run =
+            (before.frames.iter()).any(|f| matches!(f, Frame::AlsRun { entered: true, .. }));
+        if scope.entered == Path::Lazy && scope.pushed_ids && in_run && !before.is_stopping {
+            sink.hit(s::ALS_RUN_AROUND_LAZY_CLOSE);
+        }
+    }
+}
+
+/// The innermost open native scope, JS frames inside it skipped.
+fn innermost_native_scope(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
+    lazy.frames.iter().rev().find_map(|f| match f {
+        Frame::Native(s) => Some(s),
+        _ => None,
+    })
 }
 
 /// Report the situations visible after `op` (`after` is the lazy state,
@@ -532,7 +618,7 @@ pub struct Tally {
     pub ops: [u64; OP_KIND_COUNT],
     /// Cases ended.
     pub cases: u64,
-    current: u32,
+    current: u64,
 }
 
 impl Default for Tally {
@@ -572,7 +658,7 @@ impl Tally {
 
     /// The situations the current case met so far, as a bit set over
     /// [`SITUATIONS`].
-    pub fn current_case(&self) -> u32 {
+    pub fn current_case(&self) -> u64 {
         self.current
     }
 
@@ -654,6 +740,11 @@ mod tests {
             (s::JS_AFTER_HANDLED_EXCEPTION, "js-after-handled-exception"),
             (s::MODULE_ENTRY_WITH_LAZY, "module-entry-with-lazy"),
             (s::UNSPECIFIED_RESOURCE, "unspecified-resource"),
+            (s::ALS_GET_STORE_IN_LAZY, "als-get-store-in-lazy"),
+            (s::ALS_RUN_AROUND_LAZY_CLOSE, "als-run-around-lazy-close"),
+            (s::ALS_ENTER_WITH_IN_LAZY, "als-enter-with-in-lazy"),
+            (s::TICK_STORE_FROM_LAZY, "tick-store-from-lazy"),
+            (s::RESOURCE_FRAME_IN_LAZY, "resource-frame-in-lazy"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {
@@ -680,5 +771,29 @@ mod tests {
         assert_eq!(c.case_percent("lazy-in-eager"), Some(0.0));
         assert!(c.below(1.0).iter().any(|(n, _)| *n == "lazy-in-eager"));
         assert!(!c.below(1.0).iter().any(|(n, _)| *n == "ticks-run"));
+    }
+
+    #[test]
+    fn the_als_situations_are_met_where_they_are_named() {
+        let text = "async-resource R3\ncallback-scope 5 1 R1\nals-enter-with A1 2\nals-get-store A1\nnext-tick\nals-run A2 1\ncallback-scope 6 1 R2\nclose\nend-als-run\nrun-in-async-scope 7 5 R3\nend-run-in-async-scope\nclose\n";
+        let ops = model::vocab::trace::parse(text).expect("parses").ops();
+        let mut c = Coverage::default();
+        crate::check::run_with_coverage(&ops, None, true, &mut c).expect("no divergence");
+        // R3 captured no store, so its runInAsyncScope is not the situation.
+        for (name, times) in [
+            ("als-enter-with-in-lazy", Some(&1)),
+            ("als-get-store-in-lazy", Some(&1)),
+            ("tick-store-from-lazy", Some(&1)),
+            ("als-run-around-lazy-close", Some(&1)),
+            ("resource-frame-in-lazy", None),
+        ] {
+            assert_eq!(c.situations.get(name), times, "{name}");
+        }
+        // On v20 none of it exists.
+        assert!(!exists_on(
+            model::vocab::NodeVersion::V20,
+            "als-get-store-in-lazy"
+        ));
+        assert!(exists_on(model::vocab::NodeVersion::V20, "lazy-in-eager"));
     }
 }

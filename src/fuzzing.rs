@@ -13,8 +13,9 @@
 //! * **bytes**: anything else is read with `arbitrary::Unstructured`, one op
 //!   after another: a byte picks the kind of op, more bytes its arguments,
 //!   drawn from small pools (ids -2..=9 and the current execution id,
-//!   trigger id and id counter; resources `R1`..`R4`; hooks `H1`..`H3`) so
-//!   that the fuzzer reaches interesting states quickly.
+//!   trigger id and id counter; resources `R1`..`R4`; hooks `H1`..`H3`;
+//!   storages `A1`, `A2` and stores 1..=3) so that the fuzzer reaches
+//!   interesting states quickly.
 //!
 //! Either way an op is kept only if the eager model accepts it in the state
 //! the ops kept so far lead to (it applies to a clone), so every decoded
@@ -24,9 +25,10 @@
 use crate::lockstep::{self, Divergence};
 use arbitrary::Unstructured;
 pub use lazy::mutant::Mutant;
+pub use model::vocab::NodeVersion;
 use model::vocab::{
-    trace, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
-    Runtime, ScopeFlags, ScopeKind,
+    trace, AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op,
+    ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
 use std::io;
@@ -72,6 +74,16 @@ enum Kind {
     CloseOuter,
     /// `timers-scope`: kept only while no scope is open.
     TimersScope,
+    /// `node-version 20|26`: kept only before the program starts.
+    NodeVersion,
+    /// `als-run A V` or `als-exit A` (26 profile).
+    AlsRun,
+    /// `als-enter-with A V` (26 profile).
+    AlsEnterWith,
+    /// `als-get-store A` (26 profile).
+    AlsGetStore,
+    /// `async-resource R` (26 profile).
+    AsyncResource,
 }
 
 const KINDS: &[(Kind, u8)] = &[
@@ -102,6 +114,11 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::EntryModule, 1),
     (Kind::CloseOuter, 2),
     (Kind::TimersScope, 1),
+    (Kind::NodeVersion, 1),
+    (Kind::AlsRun, 2),
+    (Kind::AlsEnterWith, 1),
+    (Kind::AlsGetStore, 2),
+    (Kind::AsyncResource, 1),
 ];
 
 fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
@@ -139,6 +156,10 @@ fn optional_resource(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<Resou
     } else {
         None
     })
+}
+
+fn storage(u: &mut Unstructured<'_>) -> arbitrary::Result<AlsId> {
+    Ok(AlsId(u.int_in_range(1..=2)?))
 }
 
 fn hook(u: &mut Unstructured<'_>) -> arbitrary::Result<HookId> {
@@ -206,6 +227,7 @@ fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
     Ok(match eager.frames.last() {
         Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
         Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+        Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
         _ => Op::CloseScope {
             threw: u.ratio(1u8, 8)?,
         },
@@ -270,6 +292,28 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
             outer: u.int_in_range(1..=3)?,
         },
         Kind::TimersScope => Op::TimersScope,
+        Kind::NodeVersion => Op::NodeVersion(if u.arbitrary::<bool>()? {
+            NodeVersion::V20
+        } else {
+            NodeVersion::V26
+        }),
+        Kind::AlsRun => {
+            let als = storage(u)?;
+            if u.ratio(1u8, 4)? {
+                Op::AlsExit(als)
+            } else {
+                Op::AlsRun {
+                    als,
+                    store: u.int_in_range(1..=3)?,
+                }
+            }
+        }
+        Kind::AlsEnterWith => Op::AlsEnterWith {
+            als: storage(u)?,
+            store: u.int_in_range(1..=3)?,
+        },
+        Kind::AlsGetStore => Op::AlsGetStore(storage(u)?),
+        Kind::AsyncResource => Op::AsyncResource(resource(u)?),
     })
 }
 
@@ -280,11 +324,17 @@ struct Valid {
 }
 
 impl Valid {
-    fn new() -> Self {
-        Valid {
+    /// Nothing kept yet; on a profile other than 26 its `node-version` op
+    /// first, so that the sequence replays on that profile.
+    fn on(version: NodeVersion) -> Self {
+        let mut valid = Valid {
             eager: Eager::new(),
             ops: Vec::new(),
+        };
+        if version != NodeVersion::V26 {
+            valid.offer(Op::NodeVersion(version));
         }
+        valid
     }
 
     fn full(&self) -> bool {
@@ -304,7 +354,14 @@ impl Valid {
 /// Decode a fuzz input to an op sequence Node could run (see the module
 /// documentation). Never panics; every input gives a sequence, maybe empty.
 pub fn decode(bytes: &[u8]) -> Vec<Op> {
-    let mut valid = Valid::new();
+    decode_on(bytes, NodeVersion::V26)
+}
+
+/// [`decode`] on a version profile: on 20 the sequence starts with
+/// `node-version 20`, and what that profile refuses (a Global holder, the
+/// ALS ops) is not kept.
+pub fn decode_on(bytes: &[u8], version: NodeVersion) -> Vec<Op> {
+    let mut valid = Valid::on(version);
     if let Some(text) = bytes.strip_prefix(TRACE_MARKER) {
         let text = String::from_utf8_lossy(text);
         for line in text.lines() {
@@ -359,7 +416,17 @@ pub fn check_lockstep(
     mutant: Option<Mutant>,
     refinement: bool,
 ) -> Result<usize, String> {
-    let ops = decode(bytes);
+    check_lockstep_on(bytes, NodeVersion::V26, mutant, refinement)
+}
+
+/// [`check_lockstep`] on a version profile ([`decode_on`]).
+pub fn check_lockstep_on(
+    bytes: &[u8],
+    version: NodeVersion,
+    mutant: Option<Mutant>,
+    refinement: bool,
+) -> Result<usize, String> {
+    let ops = decode_on(bytes, version);
     match lockstep::run_with(&ops, mutant, refinement) {
         Ok(steps) => Ok(steps.len()),
         Err(d) => Err(report(&ops, &d, mutant)),
@@ -442,6 +509,20 @@ pub fn mutant_from_env() -> Result<Mutant, String> {
             names.join(", ")
         )
     })
+}
+
+/// The environment variable the `lockstep` and `lockstep_mutant` targets
+/// read for the version profile (`20` or `26`; unset: 26), as `check`'s
+/// `--node-version`.
+pub const NODE_VERSION_VAR: &str = "SCOPECHECK_NODE_VERSION";
+
+/// The profile named by [`NODE_VERSION_VAR`] (26 when it is unset); `Err`
+/// says what is wrong.
+pub fn node_version_from_env() -> Result<NodeVersion, String> {
+    match std::env::var(NODE_VERSION_VAR) {
+        Err(_) => Ok(NodeVersion::default()),
+        Ok(v) => v.parse().map_err(|e| format!("{NODE_VERSION_VAR}: {e}")),
+    }
 }
 
 /// The trace files the seed corpus is made from: `tests/scenarios/*.trace`

@@ -21,8 +21,8 @@
 
 use model::env::Frame;
 use model::vocab::{
-    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId, Runtime,
-    ScopeFlags, ScopeKind,
+    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
+    ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
 use rand::{Rng, SeedableRng};
@@ -108,10 +108,27 @@ pub enum Kind {
     EntryModule,
     /// `close-outer K`: `napi_close_callback_scope` on an outer scope.
     CloseOuter,
+    /// `als-run A V` (26 profile).
+    AlsRun,
+    /// `als-exit A` (26 profile).
+    AlsExit,
+    /// `end-als-run`.
+    EndAlsRun,
+    /// `als-enter-with A V` (26 profile).
+    AlsEnterWith,
+    /// `als-get-store A` (26 profile).
+    AlsGetStore,
+    /// `async-resource R` (26 profile).
+    AsyncResource,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 29;
+pub const KINDS: usize = 35;
+
+/// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
+pub const STORAGES: u32 = 2;
+/// Store values the generators use: 1..=3.
+pub const STORE_VALUES: u32 = 3;
 
 impl Kind {
     /// Every kind, in declaration order (`Kind::ALL[k as usize] == k`).
@@ -145,6 +162,12 @@ impl Kind {
         Kind::Stop,
         Kind::EntryModule,
         Kind::CloseOuter,
+        Kind::AlsRun,
+        Kind::AlsExit,
+        Kind::EndAlsRun,
+        Kind::AlsEnterWith,
+        Kind::AlsGetStore,
+        Kind::AsyncResource,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -185,6 +208,12 @@ impl Kind {
             Kind::Stop => 1,
             Kind::EntryModule => 4,
             Kind::CloseOuter => 5,
+            Kind::AlsRun => 2,
+            Kind::AlsExit => 1,
+            Kind::EndAlsRun => 6,
+            Kind::AlsEnterWith => 1,
+            Kind::AlsGetStore => 1,
+            Kind::AsyncResource => 2,
         }
     }
 
@@ -211,6 +240,7 @@ impl Kind {
                 | Kind::ClearAsyncIdStack
                 | Kind::Stop
                 | Kind::CloseOuter
+                | Kind::EndAlsRun
         )
     }
 }
@@ -249,7 +279,7 @@ impl Phase {
             } else {
                 let kept = matches!(
                     kind,
-                    Kind::EndRunInAsyncScope | Kind::EndDefaultTriggerScope
+                    Kind::EndRunInAsyncScope | Kind::EndDefaultTriggerScope | Kind::EndAlsRun
                 ) || rng.random_ratio(1, 2);
                 if kept {
                     base << rng.random_range(0..4)
@@ -339,6 +369,9 @@ pub struct CaseGen {
     /// The last op was a `close-outer`: it may have left the closed scope's
     /// entry on top, whose resource is then read through freed memory.
     after_close_outer: bool,
+    /// The last op was a `disable-hook`: if it left no hook enabled, a scope
+    /// opened now is lazy inside the scopes opened while hooks were on.
+    after_disable: bool,
 }
 
 impl CaseGen {
@@ -355,6 +388,7 @@ impl CaseGen {
             phase: 0,
             built,
             after_close_outer: false,
+            after_disable: false,
         }
     }
 
@@ -382,6 +416,22 @@ impl CaseGen {
 
     fn draw(&mut self, eager: &Eager) -> Op {
         let follow_up = std::mem::take(&mut self.after_close_outer);
+        let after_disable = std::mem::take(&mut self.after_disable);
+        let f = &eager.async_hooks.fields;
+        if after_disable
+            && f.k_totals == 0
+            && f.k_uses_execution_async_resource == 0
+            && eager.frames.len() > 1
+            && eager.js_running()
+            && self.rng.random_ratio(1, 3)
+        {
+            return self.open_scope(eager);
+        }
+        // Now and then a case names its profile explicitly first (the same
+        // program: `node-version 26` is the default).
+        if eager.ops_applied == 0 && self.rng.random_ratio(1, 32) {
+            return Op::NodeVersion(eager.version);
+        }
         // A first executionAsyncResource() makes every later scope eager:
         // rarer while the case has not made one yet.
         let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
@@ -413,11 +463,15 @@ impl CaseGen {
         }
         let building = !self.built;
         let created = eager.hooks.created.len() as u32;
+        let v26 = eager.version == NodeVersion::V26;
+        // `no-force-async-hooks-checks` applies while the program has not
+        // started (only header ops so far) and it was not given yet.
+        let first = !eager.program_started && eager.async_hooks.fields.k_check == 1;
         let mut weights = [0u32; KINDS];
         let mut total = 0u32;
         for kind in Kind::ALL {
             let allowed = match kind {
-                Kind::NoForce => eager.ops_applied == 0,
+                Kind::NoForce => first,
                 Kind::EntryModule => module_entry_open,
                 Kind::CloseOuter => !outer_scopes(eager).is_empty(),
                 Kind::Close | Kind::UncaughtException => native_innermost,
@@ -431,6 +485,10 @@ impl CaseGen {
                 Kind::CreateHook => created < HOOKS,
                 Kind::EnableHook | Kind::DisableHook => created > 0,
                 Kind::Stop => eager.frames.len() > 1,
+                // Global holders and ALS exist on the 26 profile only.
+                Kind::ResetGlobal | Kind::AlsRun | Kind::AlsExit | Kind::AlsEnterWith => v26,
+                Kind::AlsGetStore | Kind::AsyncResource => v26,
+                Kind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
                 _ => true,
             };
             if !allowed {
@@ -470,6 +528,7 @@ impl CaseGen {
             Some(Frame::Native(_)) => Op::CloseScope { threw: false },
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -492,13 +551,18 @@ impl CaseGen {
                 0..=5 => Op::CloseScope { threw: false },
                 6 if !s.is_bare() => Op::CloseScope { threw: true },
                 6 => Op::CloseScope { threw: false },
-                7 => Op::ResetGlobal(self.resource()),
+                7 if eager.version == NodeVersion::V26 => Op::ResetGlobal(self.resource()),
                 _ => self.open_scope(eager),
             },
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             None => self.open_from_event_loop(eager),
         }
+    }
+
+    fn storage(&mut self) -> AlsId {
+        AlsId(self.rng.random_range(1..=STORAGES))
     }
 
     fn resource(&mut self) -> ResourceId {
@@ -549,7 +613,8 @@ impl CaseGen {
                         s.async_context.trigger_async_id
                     }
                     Frame::Native(s) => s.async_context.async_id,
-                    Frame::RunInAsyncScope { async_id } => *async_id,
+                    Frame::RunInAsyncScope { async_id, .. } => *async_id,
+                    Frame::AlsRun { .. } => f.k_execution_async_id,
                     Frame::DefaultTriggerScope {
                         old_default_trigger_async_id,
                     } => *old_default_trigger_async_id,
@@ -612,7 +677,7 @@ impl CaseGen {
         let (holder, flags) = match kind {
             ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
             ScopeKind::CallbackScope => {
-                let holder = if self.rng.random_ratio(1, 5) {
+                let holder = if self.rng.random_ratio(1, 5) && eager.version == NodeVersion::V26 {
                     Holder::Global
                 } else {
                     Holder::Local
@@ -664,7 +729,10 @@ impl CaseGen {
                 }
             }
             Kind::EnableHook => Op::EnableHook(self.hook(eager, false)),
-            Kind::DisableHook => Op::DisableHook(self.hook(eager, true)),
+            Kind::DisableHook => {
+                self.after_disable = true;
+                Op::DisableHook(self.hook(eager, true))
+            }
             Kind::EmitInit => Op::EmitInit {
                 async_id: self.id(eager),
                 type_name: "event".to_string(),
@@ -712,6 +780,18 @@ impl CaseGen {
             Kind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
             Kind::Stop => Op::Stop,
             Kind::EntryModule => Op::EntryModule,
+            Kind::AlsRun => Op::AlsRun {
+                als: self.storage(),
+                store: self.rng.random_range(1..=STORE_VALUES),
+            },
+            Kind::AlsExit => Op::AlsExit(self.storage()),
+            Kind::EndAlsRun => Op::EndAlsRun,
+            Kind::AlsEnterWith => Op::AlsEnterWith {
+                als: self.storage(),
+                store: self.rng.random_range(1..=STORE_VALUES),
+            },
+            Kind::AlsGetStore => Op::AlsGetStore(self.storage()),
+            Kind::AsyncResource => Op::AsyncResource(self.resource()),
             Kind::CloseOuter => {
                 // Mostly a scope whose id is current: its check passes and
                 // the case goes on with the scope's entry left dangling.
@@ -764,9 +844,20 @@ pub fn outer_scopes(eager: &Eager) -> Vec<u32> {
 /// The ops of case `case` of the run with `seed`, drawn against the eager
 /// model alone (the lazy side does not influence generation).
 pub fn case_ops(seed: u64, case: u64, max_len: usize) -> Vec<Op> {
+    case_ops_on(NodeVersion::V26, seed, case, max_len)
+}
+
+/// [`case_ops`] on a version profile: on 20 the case starts with
+/// `node-version 20` and draws only what that profile has.
+pub fn case_ops_on(version: NodeVersion, seed: u64, case: u64, max_len: usize) -> Vec<Op> {
     let mut gen = CaseGen::new(seed, case, max_len);
     let mut eager = Eager::new();
     let mut ops = Vec::new();
+    if version != NodeVersion::V26 {
+        let op = Op::NodeVersion(version);
+        let _ = eager.apply(&op);
+        ops.push(op);
+    }
     while let Some(op) = gen.next_op(&eager) {
         let _ = eager.apply(&op);
         ops.push(op);

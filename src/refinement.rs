@@ -7,9 +7,12 @@
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
 use lazy::Lazy;
+use model::env::context_frame::ContextFrame;
 use model::env::resources::{Heap, NativeSlot};
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
-use model::vocab::{AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind};
+use model::vocab::{
+    AlsId, AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind, StoreValue,
+};
 use model::Eager;
 use std::collections::BTreeMap;
 
@@ -40,11 +43,16 @@ pub enum AbstractFrame {
         run_timers: bool,
         /// Its callback threw.
         threw: bool,
+        /// The `AsyncContextFrame` its close puts back.
+        prior_context_frame: ContextFrame,
     },
-    /// Inside runInAsyncScope.
-    RunInAsyncScope(AsyncId),
+    /// Inside runInAsyncScope (the frame its `finally` sets back).
+    RunInAsyncScope(AsyncId, ContextFrame),
     /// Inside defaultTriggerAsyncIdScope (the old default).
     DefaultTriggerScope(AsyncId),
+    /// Inside `als.run` / `als.exit`: the storage, the prior store, whether
+    /// the `finally` enters it again.
+    AlsRun(AlsId, Option<StoreValue>, bool),
 }
 
 /// Eager Node's state, as both sides can be mapped to it.
@@ -65,8 +73,15 @@ pub struct Abstract {
     pub frames: Vec<AbstractFrame>,
     /// Hooks created; hooks active in order; the trampoline installed.
     pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
-    /// Queued ticks (id, trigger, query) and kHasTickScheduled.
-    pub ticks: (Vec<(AsyncId, AsyncId, bool)>, bool),
+    /// Queued ticks (id, trigger, query, frame) and kHasTickScheduled.
+    pub ticks: (Vec<(AsyncId, AsyncId, bool, ContextFrame)>, bool),
+    /// The current `AsyncContextFrame`, the frame each AsyncResource
+    /// captured, and the version profile.
+    pub context: (
+        ContextFrame,
+        model::env::context_frame::ResourceFrames,
+        model::vocab::NodeVersion,
+    ),
     /// Open native scopes.
     pub depth: u32,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
@@ -94,8 +109,17 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
             main_script: sc.main_script,
             run_timers: sc.run_timers,
             threw: sc.threw,
+            prior_context_frame: sc.prior_context_frame.clone(),
         },
-        Frame::RunInAsyncScope { async_id } => AbstractFrame::RunInAsyncScope(*async_id),
+        Frame::RunInAsyncScope {
+            async_id,
+            prior_context_frame,
+        } => AbstractFrame::RunInAsyncScope(*async_id, prior_context_frame.clone()),
+        Frame::AlsRun {
+            als,
+            prior,
+            entered,
+        } => AbstractFrame::AlsRun(*als, *prior, *entered),
         Frame::DefaultTriggerScope {
             old_default_trigger_async_id,
         } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
@@ -142,9 +166,21 @@ fn abstract_env<S: AsyncIdStack>(
             s.ticks
                 .queue
                 .iter()
-                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
+                .map(|t| {
+                    (
+                        t.async_id,
+                        t.trigger_async_id,
+                        t.query_resource,
+                        t.context_frame.clone(),
+                    )
+                })
                 .collect(),
             s.ticks.has_tick_scheduled,
+        ),
+        context: (
+            s.context_frame.clone(),
+            s.async_resource_frames.clone(),
+            s.version,
         ),
         depth: s.async_callback_scope_depth,
         env: (
@@ -201,7 +237,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
             })*
         };
     }
-    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, depth, env);
+    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, context, depth, env);
     None
 }
 
@@ -257,9 +293,21 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
         && e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
         && e.ticks.queue.len() == l.ticks.queue.len()
         && e.ticks.queue.iter().zip(&l.ticks.queue).all(|(a, b)| {
-            (a.async_id, a.trigger_async_id, a.query_resource)
-                == (b.async_id, b.trigger_async_id, b.query_resource)
+            (
+                a.async_id,
+                a.trigger_async_id,
+                a.query_resource,
+                &a.context_frame,
+            ) == (
+                b.async_id,
+                b.trigger_async_id,
+                b.query_resource,
+                &b.context_frame,
+            )
         })
+        && e.context_frame == l.context_frame
+        && e.async_resource_frames == l.async_resource_frames
+        && e.version == l.version
         && e.async_callback_scope_depth == l.async_callback_scope_depth
         && e.heap == l.heap
         && e.is_stopping == l.is_stopping

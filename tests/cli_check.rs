@@ -64,3 +64,11 @@ fn shards_merge_into_the_whole_run() {
     assert!(text.contains("do not make up the whole run"), "{text}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn check_runs_on_the_v20_profile() {
+    let (ok, text) = scopecheck(&["check", "--cases", "400", "--quiet", "--node-version", "20"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("not on the 20 profile"), "{text}");
+    assert!(text.contains("als-get-store-in-lazy"), "{text}");
+}

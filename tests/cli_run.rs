@@ -217,3 +217,44 @@ fn version_and_usage() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!text(&out.stderr).contains("panicked"));
 }
+
+#[test]
+fn node_version_runs_a_trace_on_that_profile() {
+    // On v20 a Global holder is refused, naming the line (exit 2).
+    let global = trace_file(
+        "global-on-20",
+        "execution-async-id\ncallback-scope 5 1 global R1\nclose\n",
+    );
+    let p = global.to_str().expect("utf-8 temp path");
+    let out = scopecheck(&["run", p, "--node-version", "20"]);
+    assert_eq!(out.status.code(), Some(2), "stdout: {}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(":2:1:"), "{stderr}");
+    assert!(stderr.contains("Local<Object> constructors"), "{stderr}");
+    // The same trace runs on the default profile, 26.
+    assert_eq!(scopecheck(&["run", p]).status.code(), Some(0));
+    // A trace that names its profile must not be given another one.
+    let named = trace_file("named-20", "node-version 20\nexecution-async-id\n");
+    let p = named.to_str().expect("utf-8 temp path");
+    let out = scopecheck(&["run", p, "--node-version", "26"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the trace says `node-version 20`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        scopecheck(&["run", p, "--node-version", "20"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // An unknown profile is a usage error.
+    let out = scopecheck(&["run", p, "--node-version", "22"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("20 and 26"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -520,6 +520,33 @@ fn v26_global_resources_agree() {
     }
 }
 
+/// `AsyncLocalStorage` on Node 26 around native scopes (the scenarios
+/// `tests/scenarios/als-*.trace` run too, in the scenario tests).
+const AGREE_ALS: &[(&str, &str)] = &[
+    (
+        "the store of the caller is back after a native callback (decision 19)",
+        "als-run A1 1\n  callback-scope 5 1 R1\n  als-get-store A1\n  close\n  als-get-store A1\nend-als-run\nals-get-store A1",
+    ),
+    (
+        "a tick scheduled in a native scope runs with the store entered there",
+        "callback-scope 5 1 R1\n  als-enter-with A2 3\n  next-tick\nclose\nals-get-store A2\ntick-callback",
+    ),
+    (
+        "a MakeCallback that threw gives the store back too",
+        "als-enter-with A1 6\nmake-callback 7 1 R2\n  als-enter-with A1 2\nclose threw\nals-get-store A1",
+    ),
+];
+
+#[test]
+fn v26_async_local_storage_agrees() {
+    if let Some(h) = v26("v26_async_local_storage_agrees") {
+        assert!(h.capabilities.async_context_frame, "{}", h.describe());
+        for (name, text) in AGREE_ALS {
+            assert_equal(h, name, text);
+        }
+    }
+}
+
 #[test]
 fn v20_cannot_run_global_resources() {
     let h = harness();
@@ -623,6 +650,9 @@ fn unsupported_ops_are_refused_with_a_reason() {
                 "callback-scope 5 1 R1\ncallback-scope 5 5 R2\nclose-outer 1\nmake-callback 6 5 R3\nclose threw",
                 "TryCatch chain",
             ),
+            ("als-get-store A1", "built on async hooks"),
+            ("als-run A1 2\nend-als-run", "built on async hooks"),
+            ("node-version 26", "this binary's profile is 20"),
         ],
     );
     // The model refuses this one itself; the translator's own reason:
@@ -645,6 +675,7 @@ fn v26_unsupported_ops_are_refused_with_a_reason() {
                     "callback-scope 6 1 global R1\ncallback-scope 6 6 R2\nclose-outer 1",
                     "Global",
                 ),
+                ("node-version 20", "this binary's profile is 26"),
             ],
         );
         // Global holders and reset-global run on Node 26.
@@ -703,6 +734,8 @@ fn scenarios_run_or_say_why_not() {
             "no Global<Object> resource holder",
             "InternalCallbackScope flags",
             "stop:",
+            "AsyncLocalStorage on this binary is built on async hooks",
+            "the trace is for the node 26 profile",
         ],
     );
     assert!(report.run() >= 20, "{report}");
@@ -712,7 +745,14 @@ fn scenarios_run_or_say_why_not() {
 #[test]
 fn v26_scenarios_run_or_say_why_not() {
     if let Some(h) = v26("v26_scenarios_run_or_say_why_not") {
-        let report = scenarios(h, &["InternalCallbackScope flags", "stop:"]);
+        let report = scenarios(
+            h,
+            &[
+                "InternalCallbackScope flags",
+                "stop:",
+                "the trace is for the node 20 profile",
+            ],
+        );
         assert!(report.run() >= 24, "{report}");
         // global-empty-at-open.trace ends with the CHECK on the empty Global.
         let empty = report.results.iter().any(|(p, o)| {
@@ -887,9 +927,18 @@ fn random_batch_agrees() {
 #[test]
 fn v26_random_batch_agrees() {
     if let Some(h) = v26("v26_random_batch_agrees") {
-        // With Global scopes, the generator uses them.
+        // With Global scopes and AsyncContextFrame, the generator uses them.
         let s = random_batch(h);
-        assert!(s.exercised.contains_key("reset-global"), "{s}");
+        for kind in [
+            "reset-global",
+            "callback-scope global",
+            "als-run",
+            "end-als-run",
+            "als-enter-with",
+            "als-get-store",
+        ] {
+            assert!(s.exercised.contains_key(kind), "{kind}: {s}");
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! generated run reached, and the share of cases reaching each situation;
 //! shards that add up to the whole run.
 
-use model::vocab::trace;
+use model::vocab::{trace, NodeVersion};
 use scopecheck::check::{check, CheckConfig, CheckReport, Shard, Summary};
 use scopecheck::cli::check::FLOOR_PERCENT;
 use scopecheck::lockstep;
@@ -25,6 +25,85 @@ fn ci_run() -> &'static CheckReport {
         };
         check(&config, &mut |_| {})
     })
+}
+
+/// The same budget on the v20 profile (`--node-version 20`).
+fn ci_run_v20() -> &'static CheckReport {
+    static REPORT: OnceLock<CheckReport> = OnceLock::new();
+    REPORT.get_or_init(|| {
+        let config = CheckConfig {
+            cases: CI_CASES,
+            node_version: NodeVersion::V20,
+            ..CheckConfig::default()
+        };
+        check(&config, &mut |_| {})
+    })
+}
+
+#[test]
+fn lazy_equals_eager_on_the_v20_profile() {
+    let report = ci_run_v20();
+    if let Some(cx) = &report.counterexample {
+        panic!(
+            "the lazy implementation diverges from the eager model on the v20 profile:\n{}\n{}",
+            cx.trace_text(),
+            cx.divergence
+        );
+    }
+    assert_eq!(report.cases, u64::from(CI_CASES));
+    assert_eq!(report.rejected, 0, "the generator drew ops v20 refuses");
+    // Every case runs on the profile: its first op names it.
+    assert_eq!(
+        report.coverage.ops.get("node-version").copied(),
+        Some(u64::from(CI_CASES))
+    );
+    // What v20 has is reached, each situation in 1 % of cases; what it has
+    // not (Global holders, AsyncLocalStorage) is never drawn.
+    let coverage = &report.coverage;
+    for name in coverage.missing() {
+        assert!(
+            !scopecheck::coverage::exists_on(NodeVersion::V20, name),
+            "not reached on the v20 profile: {name}\n{}",
+            coverage.table()
+        );
+    }
+    for (name, share) in coverage.below(FLOOR_PERCENT) {
+        assert!(
+            !scopecheck::coverage::exists_on(NodeVersion::V20, name),
+            "{name} in {share:.2} % of cases on the v20 profile\n{}",
+            coverage.table()
+        );
+    }
+    for only_26 in [
+        "reset-global",
+        "als-run",
+        "als-get-store",
+        "global-reset-open",
+    ] {
+        assert!(!coverage.ops.contains_key(only_26) && !coverage.situations.contains_key(only_26));
+    }
+}
+
+#[test]
+fn a_v20_counterexample_carries_its_profile() {
+    let config = CheckConfig {
+        cases: 2_000,
+        mutant: Some(lazy::mutant::Mutant::JsPopIgnoresLazy),
+        refinement: false,
+        node_version: NodeVersion::V20,
+        ..CheckConfig::default()
+    };
+    let report = check(&config, &mut |_| {});
+    let cx = report
+        .counterexample
+        .expect("the mutant is killed on v20 too");
+    assert_eq!(cx.ops[0], model::vocab::Op::NodeVersion(NodeVersion::V20));
+    let text = cx.trace_text();
+    assert!(text.contains("--node-version 20"), "{text}");
+    let replayed = trace::parse(&text).expect("the printed trace parses");
+    let again =
+        lockstep::run_with(&replayed.ops(), config.mutant, false).expect_err("still diverges");
+    assert_eq!(again.index + 1, cx.ops.len());
 }
 
 #[test]
@@ -177,6 +256,25 @@ fn assert_lockstep(dir: &str, at_least: usize) {
 #[test]
 fn every_scenario_runs_identically_on_both_sides() {
     assert_lockstep("tests/scenarios", 13);
+}
+
+#[test]
+fn every_scenario_runs_identically_on_both_sides_on_the_v20_profile() {
+    // Each scenario with `node-version 20` first (one that names a profile
+    // itself runs as written): what v20 refuses, both sides refuse alike.
+    for (name, text) in traces_in("tests/scenarios") {
+        let t = trace::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut ops = t.ops();
+        if !ops
+            .iter()
+            .any(|op| matches!(op, model::vocab::Op::NodeVersion(_)))
+        {
+            ops.insert(0, model::vocab::Op::NodeVersion(NodeVersion::V20));
+        }
+        if let Err(d) = lockstep::run(&ops) {
+            panic!("{name} on v20: {d}");
+        }
+    }
 }
 
 #[test]

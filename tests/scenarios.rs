@@ -10,7 +10,7 @@
 //! rest. The lazy implementation is held to the same expectations.
 
 use model::vocab::trace::{self, Trace};
-use model::vocab::{Op, OpError, Runtime, OP_KINDS};
+use model::vocab::{NodeVersion, Op, OpError, Runtime, OP_KINDS};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -91,6 +91,61 @@ fn eager_model_matches_every_scenario() {
 #[test]
 fn lazy_implementation_matches_every_scenario() {
     every_scenario_on(|| Box::new(lazy::Lazy::new()));
+}
+
+/// Each scenario on the v20 profile (`node-version 20` first, unless it
+/// names a profile itself), on both sides: every op up to the first one the
+/// profile refuses meets the scenario's `=>` lines; the refusal must say it
+/// is v20's, and only a scenario with a Global holder, `reset-global` or an
+/// `AsyncLocalStorage` op may have one.
+fn every_scenario_on_v20(make: impl Fn() -> Box<dyn Runtime>) -> Vec<(String, usize, String)> {
+    let mut cut = Vec::new();
+    for (name, path, trace) in scenarios() {
+        let mut rt = make();
+        let names_profile = (trace.steps.iter()).any(|s| matches!(s.op, Op::NodeVersion(_)));
+        if !names_profile {
+            rt.apply(&Op::NodeVersion(NodeVersion::V20))
+                .expect("node-version 20 is accepted first");
+        }
+        let uses_26 = trace.steps.iter().any(|s| s.op.needs_node26());
+        for step in &trace.steps {
+            match rt.apply(&step.op) {
+                Err(OpError::Impossible(why)) => {
+                    assert!(
+                        why.contains("v20") && uses_26,
+                        "{}: line {}: refused on v20: {why}",
+                        path.display(),
+                        step.line
+                    );
+                    cut.push((name.clone(), step.line, why));
+                    break;
+                }
+                answer => {
+                    if let Err(unmet) = step.check(answer.as_deref()) {
+                        panic!("{} on v20: {unmet}", path.display());
+                    }
+                }
+            }
+        }
+        if uses_26 && !names_profile {
+            assert!(
+                cut.last().is_some_and(|(n, _, _)| *n == name),
+                "{}: uses what only 26 has, yet ran whole on v20",
+                path.display()
+            );
+        }
+    }
+    cut
+}
+
+#[test]
+fn every_scenario_runs_on_the_v20_profile_or_says_why() {
+    let eager = every_scenario_on_v20(|| Box::new(model::Eager::new()));
+    let lazy = every_scenario_on_v20(|| Box::new(lazy::Lazy::new()));
+    assert_eq!(eager, lazy);
+    // The Global scenarios and the AsyncLocalStorage ones.
+    assert!(eager.len() >= 5, "{eager:?}");
+    assert!(scenarios().len() - eager.len() >= 30);
 }
 
 #[test]

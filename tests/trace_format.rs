@@ -3,8 +3,8 @@
 
 use model::vocab::trace::{self, ParseError, Step, Trace};
 use model::vocab::{
-    AsyncContext, Holder, HookCallbacks, HookId, NativeResource, Observation, Op, OpError,
-    ResourceId, ScopeFlags, ScopeKind, OP_KINDS,
+    AlsId, AsyncContext, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Observation,
+    Op, OpError, ResourceId, ScopeFlags, ScopeKind, OP_KINDS,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -187,6 +187,26 @@ fn every_form() -> Vec<(Op, &'static str)> {
         ),
         (Op::ClearAsyncIdStack, "clear-async-id-stack"),
         (Op::Stop, "stop"),
+        (Op::NodeVersion(NodeVersion::V20), "node-version 20"),
+        (Op::NodeVersion(NodeVersion::V26), "node-version 26"),
+        (
+            Op::AlsRun {
+                als: AlsId(1),
+                store: 3,
+            },
+            "als-run A1 3",
+        ),
+        (Op::AlsExit(AlsId(2)), "als-exit A2"),
+        (Op::EndAlsRun, "end-als-run"),
+        (
+            Op::AlsEnterWith {
+                als: AlsId(0),
+                store: 4294967295,
+            },
+            "als-enter-with A0 4294967295",
+        ),
+        (Op::AlsGetStore(AlsId(7)), "als-get-store A7"),
+        (Op::AsyncResource(ResourceId(3)), "async-resource R3"),
     ]
 }
 
@@ -484,6 +504,21 @@ fn malformed_inputs_report_line_column_and_what_was_expected() {
     // Out-of-range integers.
     assert_error("emit-destroy 9223372036854775808", 1, 14, "out of range");
     assert_error("reset-global R4294967296", 1, 14, "out of range");
+    assert_error(
+        "node-version 22",
+        1,
+        14,
+        "expected a node version profile (20 or 26)",
+    );
+    assert_error("als-run R1 2", 1, 9, "expected an AsyncLocalStorage (A<n>)");
+    assert_error("als-run A1 -2", 1, 12, "expected a store value");
+    assert_error("als-enter-with A1 4294967296", 1, 19, "out of range");
+    assert_error(
+        "als-get-store A1 2",
+        1,
+        18,
+        "unexpected \"2\" after als-get-store",
+    );
     // A missing token is reported just past the end of the line.
     assert_error(
         "emit-before 5",
@@ -750,6 +785,19 @@ fn arb_op() -> impl Strategy<Value = Op> {
         any::<bool>().prop_map(|handled| Op::UncaughtException { handled }),
         Just(Op::ClearAsyncIdStack),
         Just(Op::Stop),
+        prop_oneof![Just(NodeVersion::V20), Just(NodeVersion::V26)].prop_map(Op::NodeVersion),
+        (any::<u32>(), any::<u32>()).prop_map(|(a, store)| Op::AlsRun {
+            als: AlsId(a),
+            store
+        }),
+        any::<u32>().prop_map(|a| Op::AlsExit(AlsId(a))),
+        Just(Op::EndAlsRun),
+        (any::<u32>(), any::<u32>()).prop_map(|(a, store)| Op::AlsEnterWith {
+            als: AlsId(a),
+            store
+        }),
+        any::<u32>().prop_map(|a| Op::AlsGetStore(AlsId(a))),
+        arb_resource().prop_map(Op::AsyncResource),
     ]
 }
 

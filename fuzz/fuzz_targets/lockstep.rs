@@ -1,13 +1,33 @@
 //! Fuzz target `lockstep`: the input decoded to an op sequence Node could
-//! run (`scopecheck::fuzzing::decode`), run on the eager model and the lazy
-//! implementation in lockstep with the refinement check; a divergence
-//! panics with the trace in the text format and the divergence.
+//! run (`scopecheck::fuzzing::decode_on`), run on the eager model and the
+//! lazy implementation in lockstep with the refinement check; a divergence
+//! panics with the trace in the text format and the divergence. The version
+//! profile is `SCOPECHECK_NODE_VERSION` (`20` or `26`; unset: 26), as
+//! `scopecheck check --node-version`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use scopecheck::fuzzing::{check_lockstep_on, node_version_from_env, NodeVersion};
+use std::sync::OnceLock;
 
-fuzz_target!(|data: &[u8]| {
-    if let Err(report) = scopecheck::fuzzing::check_lockstep(data, None, true) {
-        panic!("the lazy implementation diverges from the eager model:\n{report}");
+static VERSION: OnceLock<NodeVersion> = OnceLock::new();
+
+fuzz_target!(
+    init: {
+        match node_version_from_env() {
+            Ok(v) => {
+                VERSION.get_or_init(|| v);
+            }
+            Err(why) => {
+                eprintln!("lockstep: {why}");
+                std::process::exit(2);
+            }
+        }
+    },
+    |data: &[u8]| {
+        let version = VERSION.get().copied().unwrap_or_default();
+        if let Err(report) = check_lockstep_on(data, version, None, true) {
+            panic!("the lazy implementation diverges from the eager model:\n{report}");
+        }
     }
-});
+);

@@ -2,17 +2,30 @@
 //! named by the environment variable `SCOPECHECK_MUTANT` (a name from
 //! `scopecheck mutants`) switched on in the lazy side, and without the
 //! refinement check, so that only observable divergences count: shows
-//! how fast the fuzzer finds a mutant.
+//! how fast the fuzzer finds a mutant. `SCOPECHECK_NODE_VERSION` chooses the
+//! version profile as for `lockstep`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scopecheck::fuzzing::{check_lockstep, mutant_from_env, Mutant};
+use scopecheck::fuzzing::{
+    check_lockstep_on, mutant_from_env, node_version_from_env, Mutant, NodeVersion,
+};
 use std::sync::OnceLock;
 
 static MUTANT: OnceLock<Mutant> = OnceLock::new();
+static VERSION: OnceLock<NodeVersion> = OnceLock::new();
 
 fuzz_target!(
     init: {
+        match node_version_from_env() {
+            Ok(v) => {
+                VERSION.get_or_init(|| v);
+            }
+            Err(why) => {
+                eprintln!("lockstep_mutant: {why}");
+                std::process::exit(2);
+            }
+        }
         match mutant_from_env() {
             Ok(m) => {
                 MUTANT.get_or_init(|| m);
@@ -25,7 +38,8 @@ fuzz_target!(
     },
     |data: &[u8]| {
         let mutant = MUTANT.get().copied();
-        if let Err(report) = check_lockstep(data, mutant, false) {
+        let version = VERSION.get().copied().unwrap_or_default();
+        if let Err(report) = check_lockstep_on(data, version, mutant, false) {
             panic!("the mutant is observable:\n{report}");
         }
     }

@@ -88,3 +88,14 @@ fn restore_own_pair(
     }
     Ok(())
 }
+
+/// `Close`'s `async_context_frame::exchange(isolate, prior_context_frame_)`,
+/// which Node runs under `if (pushed_ids_)`, right after the pop. A lazy scope
+/// skips `push_async_context`, but it must still count as having pushed here
+/// (decision 19): its constructor exchanged the frame, so its close must put
+/// the prior one back, or the caller's `AsyncLocalStorage` stores are gone
+/// after the callback (`docs/findings.md`, "The AsyncContextFrame of a lazy
+/// scope").
+pub fn restores_context_frame(ah: &LazyHooks, entered: Path) -> bool {
+    entered != Path::Lazy || ah.store.decisions.lazy_close_restores_frame()
+}

@@ -82,6 +82,10 @@ impl AsyncIdStack for LazyStack {
         callback_scope::leave_scope(ah, async_id, entered, serial)
     }
 
+    fn restores_context_frame(ah: &LazyHooks, entered: Path) -> bool {
+        callback_scope::restores_context_frame(ah, entered)
+    }
+
     fn checks_outermost_close(ah: &LazyHooks, entered: Path) -> bool {
         entered != Path::Lazy || ah.store.decisions.outermost_close_checks_lazy()
     }

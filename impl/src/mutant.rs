@@ -55,6 +55,10 @@ pub enum Mutant {
     /// The id stack grows when `kStackLength` (not the eager depth) reaches
     /// its room, so it stays smaller than eager Node's.
     GrowsByStackLength,
+    /// A lazy scope's close does not put the prior `AsyncContextFrame` back:
+    /// `Close` restores it under `if (pushed_ids_)`, and the lazy path,
+    /// which skips the push, leaves `pushed_ids_` false.
+    LazyCloseSkipsFrameRestore,
     /// Variant, not a mistake: every scope takes the lazy path, hooks or not.
     AlwaysLazy,
     /// Variant, not a mistake: no scope takes the lazy path (Node today).
@@ -83,6 +87,7 @@ impl Mutant {
         Mutant::OutermostCheckSkippedWhenLazy,
         Mutant::FallbackByStackLength,
         Mutant::GrowsByStackLength,
+        Mutant::LazyCloseSkipsFrameRestore,
     ];
 
     /// Variants of the lazy condition that are not mistakes: the suite shows
@@ -180,6 +185,9 @@ decisions! {
     js_falls_back_by_eager_depth => FallbackByStackLength;
     /// 17: the id stack grows at the eager depth.
     grows_by_eager_depth => GrowsByStackLength;
+    /// 19: a lazy scope's close puts the prior `AsyncContextFrame` back, as a
+    /// pushed one's does (`pushed_ids_` is set on the lazy path too).
+    lazy_close_restores_frame => LazyCloseSkipsFrameRestore;
 }
 
 impl Decisions {

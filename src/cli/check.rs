@@ -11,6 +11,7 @@ use crate::coverage::Coverage;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
+use model::vocab::NodeVersion;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -58,6 +59,11 @@ pub struct CheckArgs {
     /// `scopecheck mutants`): the check should find it.
     #[arg(long, value_parser = super::parse_mutant)]
     pub mutant: Option<Mutant>,
+    /// The Node.js version profile both sides run on: 26 (the release line
+    /// the pull request lands on) or 20 (no Global<Object>* scopes, no
+    /// AsyncLocalStorage ops). `docs/spec.md`, "Version profiles".
+    #[arg(long, default_value_t = NodeVersion::default())]
+    pub node_version: NodeVersion,
 }
 
 /// `--max-len`: a positive number of ops.
@@ -83,15 +89,30 @@ pub fn save_counterexample(dir: &Path, cx: &Counterexample) -> std::io::Result<P
 }
 
 /// The coverage table and what was missed or below the floor.
-fn write_coverage(out: &mut dyn Write, coverage: &Coverage) -> std::io::Result<()> {
+fn write_coverage(
+    out: &mut dyn Write,
+    coverage: &Coverage,
+    version: NodeVersion,
+) -> std::io::Result<()> {
     write!(out, "{}", coverage.table())?;
-    let missing = coverage.missing();
+    let (missing, absent): (Vec<&str>, Vec<&str>) = (coverage.missing().into_iter())
+        .partition(|name| crate::coverage::exists_on(version, name));
+    if !absent.is_empty() {
+        writeln!(
+            out,
+            "
+not on the {version} profile (never reachable there): {}",
+            absent.join(", ")
+        )?;
+    }
     if missing.is_empty() {
         writeln!(out, "\nevery named situation and op kind was reached")?;
     } else {
         writeln!(out, "\nNOT reached: {}", missing.join(", "))?;
     }
-    let below = coverage.below(FLOOR_PERCENT);
+    let below: Vec<(&str, f64)> = (coverage.below(FLOOR_PERCENT).into_iter())
+        .filter(|(name, _)| crate::coverage::exists_on(version, name))
+        .collect();
     if coverage.cases > 0 {
         if below.is_empty() {
             writeln!(
@@ -138,7 +159,7 @@ pub fn write_summary(out: &mut dyn Write, report: &CheckReport) -> std::io::Resu
         )?;
     }
     writeln!(out)?;
-    write_coverage(out, &report.coverage)
+    write_coverage(out, &report.coverage, report.node_version)
 }
 
 fn read_summary(path: &Path) -> Result<Summary, CliError> {
@@ -174,7 +195,7 @@ fn merge(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), CliError> {
     )?;
     writeln!(out)?;
     let coverage = merged.coverage();
-    write_coverage(out, &coverage)?;
+    write_coverage(out, &coverage, merged.node_version)?;
     for cx in &merged.counterexamples {
         writeln!(out, "\nCOUNTEREXAMPLE:\n{cx}")?;
     }
@@ -205,6 +226,7 @@ pub fn execute(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
         mutant: args.mutant,
         refinement: !args.no_refinement,
         shard: args.shard,
+        node_version: args.node_version,
     };
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -9,6 +9,7 @@ use crate::memory;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
+use model::vocab::NodeVersion;
 use model::Eager;
 use std::io::Write;
 
@@ -43,6 +44,10 @@ pub struct ExploreArgs {
     /// No progress line.
     #[arg(long)]
     pub quiet: bool,
+    /// The Node.js version profile both sides start on (`docs/spec.md`,
+    /// "Version profiles"): 26 by default, or 20.
+    #[arg(long, default_value_t = NodeVersion::default())]
+    pub node_version: NodeVersion,
 }
 
 /// Run `scopecheck explore`: print the figures, the situations reached and
@@ -65,8 +70,10 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let limit = args
         .max_memory
         .unwrap_or_else(|| memory::default_limit(memory::machine_bytes()));
-    let lazy = lazy::with_mutant(args.mutant);
-    let report = explore_within(Eager::new(), lazy, &config, Some(limit), &mut |p| {
+    let mut lazy = lazy::with_mutant(args.mutant);
+    lazy.version = args.node_version;
+    let eager = Eager::for_version(args.node_version);
+    let report = explore_within(eager, lazy, &config, Some(limit), &mut |p| {
         bar.set_message(format!(
             "{} states generated, {} unique, depth {}, memory {} of {}",
             p.generated,
@@ -81,8 +88,18 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
     if let Some(m) = args.mutant {
         writeln!(out, "lazy side: mutant {}", m.name())?;
     }
+    if args.node_version != NodeVersion::default() {
+        writeln!(out, "profile: node {}", args.node_version)?;
+    }
     write!(out, "{report}")?;
     if let Some(cx) = &report.counterexample {
+        if args.node_version != NodeVersion::default() {
+            writeln!(
+                out,
+                "(on the {v} profile: replay with `scopecheck replay FILE --node-version {v}`, or put `node-version {v}` first)",
+                v = args.node_version
+            )?;
+        }
         return Err(CliError::Verdict(format!(
             "the lazy implementation diverges from the eager model after {} explored ops",
             cx.explored_ops

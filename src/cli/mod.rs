@@ -23,6 +23,44 @@ use clap::{Parser, Subcommand};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+/// The trace as it runs with `--node-version`: without the option, as
+/// written; with it, on that profile: `node-version V` is put before its
+/// first op (shown as line 0), unless the trace names a profile itself,
+/// which must then be the same one.
+pub fn on_profile(
+    mut trace: model::vocab::trace::Trace,
+    version: Option<model::vocab::NodeVersion>,
+    file: &std::path::Path,
+) -> Result<model::vocab::trace::Trace, CliError> {
+    use model::vocab::Op;
+    let Some(version) = version else {
+        return Ok(trace);
+    };
+    if let Some(step) = (trace.steps.iter()).find(|s| matches!(s.op, Op::NodeVersion(_))) {
+        if step.op != Op::NodeVersion(version) {
+            return Err(CliError::At {
+                file: file.to_path_buf(),
+                line: step.line,
+                column: 1,
+                message: format!(
+                    "the trace says `{}`, and --node-version {version} was given",
+                    step.op
+                ),
+            });
+        }
+        return Ok(trace);
+    }
+    trace.steps.insert(
+        0,
+        model::vocab::trace::Step {
+            line: 0,
+            op: Op::NodeVersion(version),
+            expected: Vec::new(),
+        },
+    );
+    Ok(trace)
+}
+
 /// A mutant (or variant) by its kebab-case name: the clap value parser of
 /// every `--mutant` / `--only` option.
 pub fn parse_mutant(name: &str) -> Result<lazy::mutant::Mutant, String> {

@@ -33,6 +33,10 @@ pub struct ReplayArgs {
     /// Do not check the trace's `=>` expectation lines.
     #[arg(long)]
     pub no_expect: bool,
+    /// Run both sides on this Node.js version profile (20 or 26; the
+    /// default is the trace's own `node-version`, else 26).
+    #[arg(long)]
+    pub node_version: Option<model::vocab::NodeVersion>,
 }
 
 /// Check `answer` (of side `side`) against the `=>` lines of `step`, if it
@@ -72,7 +76,7 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let Some(html_path) = &args.html else {
         return execute_text(args, out);
     };
-    let trace = load_trace(&args.file)?;
+    let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
     let mutant = args.mutant;
     let mut file = File::create(html_path).map_err(|e| cannot_write(html_path, &e))?;
     let verdict = execute_text(args, out);
@@ -93,7 +97,7 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// The text replay (unchanged by `--html`).
 fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let trace = load_trace(&args.file)?;
+    let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
     let mutant = args.mutant;
     let mut pair = Pair::with_mutant(mutant);
     let check = !args.no_expect;

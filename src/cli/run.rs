@@ -22,6 +22,10 @@ pub struct RunArgs {
     /// Do not check the trace's `=>` expectation lines.
     #[arg(long)]
     pub no_expect: bool,
+    /// Run on this Node.js version profile (20 or 26; the default is the
+    /// trace's own `node-version`, else 26).
+    #[arg(long)]
+    pub node_version: Option<model::vocab::NodeVersion>,
 }
 
 /// One op that ran, and what it showed.
@@ -198,7 +202,7 @@ pub fn write_text(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()
 /// op are printed before the error is returned; in JSON mode nothing is
 /// printed on error, and the unmet expectations are the `unmet` field.
 pub fn execute(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let trace = load_trace(&args.file)?;
+    let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
     match run_trace(&args.file, &trace, !args.no_expect) {
         Ok(report) => {
             if args.json {

@@ -14,7 +14,7 @@ use super::translate::Checker;
 use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{
-    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op,
+    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Observation, Op,
     ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
@@ -149,7 +149,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         .map(|(k, _)| k as u32)
         .collect();
     // (weight, kind)
-    let table: [(u64, u8); 26] = [
+    let frames = caps.async_context_frame;
+    let table: [(u64, u8); 32] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -217,6 +218,21 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
             },
             25,
         ), // close-outer
+        // AsyncLocalStorage, on a binary whose ALS runs on AsyncContextFrame
+        // only (weight 0 elsewhere: v20's traces stay what they were).
+        (if frames { 3 } else { 0 }, 26), // als-run
+        (if frames { 1 } else { 0 }, 27), // als-exit
+        (
+            if frames && matches!(innermost, Some(Frame::AlsRun { .. })) {
+                7
+            } else {
+                0
+            },
+            28,
+        ), // end-als-run
+        (if frames { 3 } else { 0 }, 29), // als-enter-with
+        (if frames { 6 } else { 0 }, 30), // als-get-store
+        (if frames { 2 } else { 0 }, 31), // async-resource
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -345,6 +361,18 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
             Some(outer) => Op::CloseOuter { outer },
             None => Op::ExecutionAsyncId,
         },
+        26 => Op::AlsRun {
+            als: storage(rng),
+            store: 1 + rng.below(4) as u32,
+        },
+        27 => Op::AlsExit(storage(rng)),
+        28 => Op::EndAlsRun,
+        29 => Op::AlsEnterWith {
+            als: storage(rng),
+            store: 1 + rng.below(4) as u32,
+        },
+        30 => Op::AlsGetStore(storage(rng)),
+        31 => Op::AsyncResource(resource(rng)),
         _ => Op::ExecutionAsyncId,
     }
 }
@@ -369,6 +397,11 @@ pub fn js_after_handled_exception(ops: &[Op]) -> bool {
     false
 }
 
+/// `A1` or `A2`: two storages, so that one's run can hold the other's store.
+fn storage(rng: &mut Rng) -> AlsId {
+    AlsId(1 + rng.below(2) as u32)
+}
+
 /// A random trace of at most `max_ops` ops that [`Eager`] accepts and the
 /// translator can express on v20, from `seed`. Frames may be left open (the
 /// comparison closes them).
@@ -382,7 +415,7 @@ pub fn generate(seed: u64, max_ops: usize) -> Vec<Op> {
 /// [`generate`] for each seed.
 pub fn generate_with(seed: u64, max_ops: usize, capabilities: Capabilities) -> Vec<Op> {
     let mut rng = Rng::new(seed);
-    let mut env = Eager::new();
+    let mut env = Eager::for_version(capabilities.profile);
     let mut checker = Checker::with_capabilities(capabilities);
     let mut ops = Vec::new();
     let mut st = State {
@@ -407,6 +440,15 @@ pub fn generate_with(seed: u64, max_ops: usize, capabilities: Capabilities) -> V
     // empty stack.
     if target > 0 && rng.chance(10) {
         let op = Op::EntryModule;
+        if checker.push(&op).is_ok() && env.apply(&op).is_ok() {
+            ops.push(op);
+        }
+    }
+    // One seed in eight names the binary's profile (a header op, after the
+    // command-line option): decided by the seed, so that the random stream,
+    // and with it the rest of the trace, stays what it was.
+    if target > 0 && seed % 8 == 3 {
+        let op = Op::NodeVersion(capabilities.profile);
         if checker.push(&op).is_ok() && env.apply(&op).is_ok() {
             ops.push(op);
         }
@@ -482,9 +524,7 @@ mod tests {
 
     #[test]
     fn with_global_scopes_the_generator_uses_them() {
-        let caps = Capabilities {
-            global_callback_scope: true,
-        };
+        let caps = Capabilities::node26();
         let mut globals = 0;
         let mut resets = 0;
         for seed in 0..300u64 {
@@ -545,12 +585,7 @@ mod issue13_tests {
     /// and the model accept: `deterministic_and_accepted_by_both`).
     #[test]
     fn the_ops_of_issue_13_are_drawn() {
-        for caps in [
-            Capabilities::default(),
-            Capabilities {
-                global_callback_scope: true,
-            },
-        ] {
+        for caps in [Capabilities::default(), Capabilities::node26()] {
             let n = counts(1000, caps);
             for (what, got) in [
                 "entry-module",

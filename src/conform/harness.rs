@@ -1,6 +1,7 @@
 //! The binary side: find `node` and `g++`, build the addon, run a program.
 
 use super::ConformError;
+use model::vocab::NodeVersion;
 use std::hash::{Hash, Hasher};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -39,12 +40,39 @@ pub struct NodeSelection {
 
 /// What the node binary's public C++ API offers, as the addon found it when
 /// it was compiled (the translation expresses only what the binary can run).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Capabilities {
     /// `node::CallbackScope(Environment*, v8::Global<v8::Object>*,
     /// async_context)` exists (Node 26's `include/node/node.h`; not v20's):
     /// traces with `global` resources and `reset-global` can run.
     pub global_callback_scope: bool,
+    /// `AsyncLocalStorage` runs on `AsyncContextFrame` (the default since
+    /// Node 24): traces with the ALS ops can run.
+    pub async_context_frame: bool,
+    /// The model's version profile for this binary (from its major version).
+    pub profile: NodeVersion,
+}
+
+impl Default for Capabilities {
+    /// v20's: no Global scopes, no frames, the v20 profile.
+    fn default() -> Self {
+        Capabilities {
+            global_callback_scope: false,
+            async_context_frame: false,
+            profile: NodeVersion::V20,
+        }
+    }
+}
+
+impl Capabilities {
+    /// Everything Node 26 offers, and its profile.
+    pub fn node26() -> Self {
+        Capabilities {
+            global_callback_scope: true,
+            async_context_frame: true,
+            profile: NodeVersion::V26,
+        }
+    }
 }
 
 /// A node binary, its headers and the built addon.
@@ -302,7 +330,7 @@ impl Harness {
     pub fn describe(&self) -> String {
         let node = std::fs::canonicalize(&self.node).unwrap_or_else(|_| self.node.clone());
         format!(
-            "node {} ({}; addon built against {}; traces with Global<Object>* resources: {})",
+            "node {} ({}; addon built against {}; traces with Global<Object>* resources: {}; AsyncLocalStorage ops (AsyncContextFrame): {}; model profile {})",
             self.node_version,
             node.display(),
             self.headers.display(),
@@ -310,7 +338,13 @@ impl Harness {
                 "yes"
             } else {
                 "no"
-            }
+            },
+            if self.capabilities.async_context_frame {
+                "yes"
+            } else {
+                "no"
+            },
+            self.capabilities.profile
         )
     }
 
@@ -441,7 +475,7 @@ impl Harness {
 /// Load the addon once and read what it was compiled with.
 fn probe_addon(node: &Path, addon: &Path) -> Result<Capabilities, ConformError> {
     let script = format!(
-        "const a = require({}); process.stdout.write(JSON.stringify({{ global: a.hasGlobalCallbackScope === true }}))",
+        "const a = require({}); const major = +process.versions.node.split('.')[0]; process.stdout.write(JSON.stringify({{ global: a.hasGlobalCallbackScope === true, major, frame: major >= 24 && !process.execArgv.includes('--no-async-context-frame') }}))",
         serde_json::to_string(&addon.to_string_lossy()).unwrap_or_default()
     );
     let out = Command::new(node)
@@ -454,6 +488,12 @@ fn probe_addon(node: &Path, addon: &Path) -> Result<Capabilities, ConformError> 
         Ok(v) if out.status.success() => Ok(Capabilities {
             global_callback_scope: v.get("global").and_then(serde_json::Value::as_bool)
                 == Some(true),
+            async_context_frame: v.get("frame").and_then(serde_json::Value::as_bool) == Some(true),
+            profile: NodeVersion::of_major(
+                v.get("major")
+                    .and_then(serde_json::Value::as_u64)
+                    .map_or(0, |m| m as u32),
+            ),
         }),
         _ => Err(ConformError::Build(format!(
             "{} cannot load the addon {} (exit {}): {}",

@@ -25,7 +25,9 @@ pub use observe::NodeObservation;
 pub use scenarios::ScenarioReport;
 pub use translate::Unsupported;
 
-use model::vocab::{trace, AsyncId, Observation, Op, OpError, ResourceView, Runtime, OP_KINDS};
+use model::vocab::{
+    trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView, Runtime, OP_KINDS,
+};
 use model::Eager;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -216,6 +218,7 @@ fn closing_op(frame: &model::env::Frame<model::eager::EagerStack>) -> Op {
         model::env::Frame::Native(_) => Op::CloseScope { threw: false },
         model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+        model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
     }
 }
 
@@ -243,8 +246,8 @@ fn apply_model(
     Ok((obs, assigned))
 }
 
-fn run_model(input: &[Op]) -> Result<ModelRun, ConformError> {
-    let mut env = Eager::new();
+fn run_model(input: &[Op], profile: NodeVersion) -> Result<ModelRun, ConformError> {
+    let mut env = Eager::for_version(profile);
     let mut run = ModelRun {
         ops: Vec::new(),
         given: 0,
@@ -406,7 +409,19 @@ impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
         preflight(ops).map_err(ConformError::Unsupported)?;
-        let run = run_model(ops)?;
+        // The model runs on the binary's own profile. An op only Node 26 has
+        // is refused by the v20 profile; on a v20 binary that is the
+        // translator's refusal (the binary cannot express it), said as such.
+        let run = match run_model(ops, self.capabilities.profile) {
+            Err(ConformError::ModelRejected { index, .. })
+                if ops.get(index).is_some_and(Op::needs_node26) =>
+            {
+                translate::check_with(&ops[..=index], self.capabilities)
+                    .map_err(ConformError::Unsupported)?;
+                run_model(ops, self.capabilities.profile)?
+            }
+            other => other?,
+        };
         let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
             .map_err(ConformError::Unsupported)?;
         let node_run = self.run_as(&program.source, &program.node_args, program.module, keep)?;
@@ -525,6 +540,15 @@ impl Harness {
                 Ok(v) => {
                     for op in &v.ops {
                         *summary.exercised.entry(op.kind()).or_default() += 1;
+                        if let Op::OpenScope { resource, .. } = op {
+                            if resource.holder == model::vocab::Holder::Global {
+                                // The Global<Object>* holders, counted apart.
+                                *summary
+                                    .exercised
+                                    .entry("callback-scope global")
+                                    .or_default() += 1;
+                            }
+                        }
                     }
                     let kinds: std::collections::BTreeSet<&'static str> =
                         v.ops.iter().map(Op::kind).collect();
@@ -639,7 +663,9 @@ pub struct Summary {
     pub mismatches: Vec<CaseMismatch>,
     /// Cases that could not be compared: case number and why.
     pub errors: Vec<(usize, String)>,
-    /// How many times each op kind ran, over the compared cases.
+    /// How many times each op kind ran, over the compared cases (and, as
+    /// `callback-scope global`, the callback-scopes with a `Global<Object>*`
+    /// holder among them).
     pub exercised: BTreeMap<&'static str, usize>,
     /// The deepest id stack of any compared case.
     pub deepest: u32,
@@ -834,20 +860,20 @@ mod tests {
             },
             flags: model::vocab::ScopeFlags::default(),
         }];
-        let run = match run_model(&ops) {
+        let run = match run_model(&ops, NodeVersion::V20) {
             Ok(r) => r,
             Err(e) => panic!("{e}"),
         };
         assert_eq!(run.given, 1);
         assert_eq!(run.ops.len(), 3, "the scope's close and the main script's");
         let dies = vec![Op::EmitAfter { async_id: 9 }, Op::ExecutionAsyncId];
-        let run = match run_model(&dies) {
+        let run = match run_model(&dies, NodeVersion::V20) {
             Ok(r) => r,
             Err(e) => panic!("{e}"),
         };
         assert_eq!((run.given, run.cut, run.ops.len()), (1, 1, 1));
         assert!(matches!(
-            run_model(&[Op::ExitRunInAsyncScope]),
+            run_model(&[Op::ExitRunInAsyncScope], NodeVersion::V20),
             Err(ConformError::ModelRejected { index: 0, .. })
         ));
     }

@@ -3,7 +3,8 @@
 
 use super::harness::NodeRun;
 use model::vocab::{
-    AsyncId, FailedCheck, HookEvent, HookId, Observation, ResourceId, ResourceView,
+    AlsId, AsyncId, FailedCheck, HookEvent, HookId, Observation, ResourceId, ResourceView,
+    StoreValue,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -73,6 +74,22 @@ fn as_id(v: Option<&Value>) -> Option<AsyncId> {
     }
 }
 
+/// `A<n>`, an `AsyncLocalStorage` of the trace.
+fn als_name(v: Option<&Value>) -> Result<AlsId, String> {
+    let a = v.and_then(Value::as_str).unwrap_or("");
+    a.strip_prefix('A')
+        .and_then(|n| n.parse::<u32>().ok())
+        .map(AlsId)
+        .ok_or_else(|| format!("AsyncLocalStorage name {a:?}"))
+}
+
+/// A store the trace gave (a `u32`); anything else is named as it is.
+fn store_value(v: &Value) -> Result<StoreValue, String> {
+    v.as_u64()
+        .and_then(|n| StoreValue::try_from(n).ok())
+        .ok_or_else(|| format!("a store that no op of the trace gave: {v}"))
+}
+
 struct Renamer {
     node_to_model: HashMap<AsyncId, AsyncId>,
 }
@@ -134,6 +151,18 @@ impl Renamer {
                     None => None,
                     Some(r) => Some(self.resource(Some(r))?),
                 },
+            }),
+            "store" => Ok(Observation::Store {
+                als: als_name(v.get("a"))?,
+                value: match v.get("v") {
+                    None | Some(Value::Null) => None,
+                    Some(x) => Some(store_value(x)?),
+                },
+            }),
+            "tickstore" => Ok(Observation::TickStore {
+                async_id: self.id(v.get("id"))?,
+                als: als_name(v.get("a"))?,
+                value: store_value(v.get("v").unwrap_or(&Value::Null))?,
             }),
             "hook" => {
                 let h = v.get("h").and_then(Value::as_str).unwrap_or("");

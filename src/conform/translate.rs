@@ -84,6 +84,8 @@ enum FrameKind {
     /// `Environment::RunTimers`' scope (`timers-scope`): the program's timers
     /// callback, called by RunTimers itself (`addon.runTimers`).
     Timers,
+    /// `als.run` / `als.exit`.
+    AlsRun,
 }
 
 impl FrameKind {
@@ -95,6 +97,7 @@ impl FrameKind {
             FrameKind::RunInAsyncScope => "a run-in-async-scope",
             FrameKind::DefaultTriggerScope => "a default-trigger-scope",
             FrameKind::Timers => "RunTimers' scope",
+            FrameKind::AlsRun => "an als-run",
         }
     }
 
@@ -556,6 +559,49 @@ impl Checker {
                     open_index: innermost.open_index,
                 })
             }
+            Op::NodeVersion(v) => {
+                if *v != self.capabilities.profile {
+                    return self.refuse(
+                        op,
+                        format!(
+                            "the trace is for the node {v} profile, and this binary's profile is {}",
+                            self.capabilities.profile
+                        ),
+                    );
+                }
+                Ok(Shape::Plain)
+            }
+            Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_)
+                if !self.capabilities.async_context_frame =>
+            {
+                self.refuse(
+                    op,
+                    "AsyncLocalStorage on this binary is built on async hooks (v20, or --no-async-context-frame), which the model does not describe; the ALS ops run on Node 24 and later",
+                )
+            }
+            Op::AlsRun { .. } | Op::AlsExit(_) => Ok(Shape::Open(FrameKind::AlsRun)),
+            Op::AlsEnterWith { .. } | Op::AlsGetStore(_) | Op::AsyncResource(_) => {
+                Ok(Shape::Plain)
+            }
+            Op::EndAlsRun => {
+                if innermost.kind != FrameKind::AlsRun {
+                    return self.refuse(
+                        op,
+                        format!("end-als-run: the innermost frame is {}", innermost.kind.describe()),
+                    );
+                }
+                Ok(Shape::Close {
+                    kind: FrameKind::AlsRun,
+                    thrown: false,
+                    threw: false,
+                    global_key: None,
+                    open_index: innermost.open_index,
+                })
+            }
             Op::ExitDefaultTriggerScope => {
                 if innermost.kind != FrameKind::DefaultTriggerScope {
                     return self.refuse(
@@ -772,6 +818,14 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
             out.push_str("rg");
             push_resource(out, Some(r.0));
         }
+        // The profile is the binary's own: nothing to run.
+        Op::NodeVersion(v) => out.push_str(&format!("nv {v}")),
+        Op::AlsEnterWith { als, store } => out.push_str(&format!("aw {} {store}", als.0)),
+        Op::AlsGetStore(als) => out.push_str(&format!("ag {}", als.0)),
+        Op::AsyncResource(r) => {
+            out.push_str("rf");
+            push_resource(out, Some(r.0));
+        }
         // Frames are written by `translate` itself; refused ops never get here.
         Op::OpenScope { .. }
         | Op::CloseScope { .. }
@@ -779,6 +833,9 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         | Op::ExitRunInAsyncScope
         | Op::EnterDefaultTriggerScope { .. }
         | Op::ExitDefaultTriggerScope
+        | Op::AlsRun { .. }
+        | Op::AlsExit(_)
+        | Op::EndAlsRun
         | Op::CloseOuter { .. }
         | Op::TimersScope
         | Op::Stop => {}
@@ -824,6 +881,8 @@ fn open_step(out: &mut String, op: &Op, kind: FrameKind, verbose: bool, napi: bo
             push_id(out, *trigger_async_id);
         }
         Op::TimersScope => out.push_str("ts"),
+        Op::AlsRun { als, store } => out.push_str(&format!("ar {} {store}", als.0)),
+        Op::AlsExit(als) => out.push_str(&format!("ax {}", als.0)),
         _ => {}
     }
 }
@@ -837,7 +896,9 @@ fn close_step(kind: FrameKind, thrown: bool, threw: bool) -> (&'static str, bool
         FrameKind::MakeCallback if thrown => ("xu", false),
         FrameKind::MakeCallback if threw => ("xt", true),
         FrameKind::MakeCallback => ("xm", true),
-        FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope => ("xj", true),
+        FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope | FrameKind::AlsRun => {
+            ("xj", true)
+        }
         FrameKind::Timers => ("xT", true),
         FrameKind::Main if thrown => ("xU", false),
         FrameKind::Main => ("xM", true),
@@ -1093,9 +1154,7 @@ mod tests {
             Op::CloseScope { threw: false },
             Op::ResetGlobal(ResourceId(4)),
         ];
-        let caps = Capabilities {
-            global_callback_scope: true,
-        };
+        let caps = Capabilities::node26();
         let p = match translate(&ops, &[], Path::new("/x/addon.node"), caps) {
             Ok(p) => p,
             Err(e) => panic!("{e}"),

@@ -43,6 +43,21 @@ function binding(name) {
 const aw = binding('async_wrap');
 const addon = require(ADDON_PATH);
 
+// AsyncContextFrame (Node 24 and later; absent on v20): the frame an
+// AsyncResource captures at construction lives under a module-local symbol
+// of lib/async_hooks.js, found on a probe AsyncResource made now (its id is
+// put back with the counter below; no hook exists yet).
+const acf = (() => {
+  try {
+    return require('internal/async_context_frame');
+  } catch {
+    return undefined;
+  }
+})();
+const contextFrameSymbol = Object.getOwnPropertySymbols(new asyncHooks.AsyncResource('SCOPECHECK_PROBE'))
+  .find((s) => s.description === 'context_frame');
+void asyncHooks.AsyncLocalStorage; // its module loads now, not under a hook
+
 const { async_id_symbol, trigger_async_id_symbol } = iah.symbols;
 const K = aw.constants;
 
@@ -130,12 +145,29 @@ function createHook(name, callbacks) {
   hooks.set(name, asyncHooks.createHook(fns));
 }
 
+// AsyncLocalStorage instances named by the trace: A<n> is one
+// `new AsyncLocalStorage()` for the whole run, made when first named.
+const storages = new Map();
+function A(n) {
+  let a = storages.get(n);
+  if (a === undefined) {
+    a = new asyncHooks.AsyncLocalStorage();
+    storages.set(n, a);
+  }
+  return a;
+}
+
 function nextTick(model, queryResource) {
   let id;
   const cb = () => {
     const line = { k: 'tick', id, e: eid(), t: tid() };
     if (queryResource) line.r = nameOf(iah.executionAsyncResource());
     W(line);
+    // Every storage with a store in the tick's frame, in storage order.
+    for (const n of [...storages.keys()].sort((x, y) => x - y)) {
+      const v = storages.get(n).getStore();
+      if (v !== undefined) W({ k: 'tickstore', id, a: 'A' + n, v });
+    }
   };
   tickCallbacks.add(cb);
   process.nextTick(cb);
@@ -147,10 +179,25 @@ function nextTick(model, queryResource) {
 const runInAsyncScope = asyncHooks.AsyncResource.prototype.runInAsyncScope;
 // AsyncResource.prototype.runInAsyncScope on the trace's resource object,
 // given the AsyncResource's two id fields.
+// `async-resource R`: what `new AsyncResource()` does with the frame on
+// Node 26 (`this[contextFrameSymbol] = AsyncContextFrame.current()`), on the
+// trace's object R (its ids are the ones runInAsyncScope is given).
+const captured = new Set();
+function captureFrame(n) {
+  R(n)[contextFrameSymbol] = acf.current();
+  captured.add(n);
+}
+
+// An R that `async-resource` did not make is made here (as `new
+// AsyncResource(...).runInAsyncScope(fn)`): on Node 26 it captures the
+// current frame.
 function rias(n, asyncId, triggerAsyncId, fn) {
   const r = R(n);
   r[async_id_symbol] = asyncId;
   r[trigger_async_id_symbol] = triggerAsyncId;
+  if (contextFrameSymbol !== undefined && acf !== undefined && !captured.has(n)) {
+    r[contextFrameSymbol] = acf.current();
+  }
   return runInAsyncScope.call(r, fn);
 }
 
@@ -249,7 +296,12 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 //   x                     close of a callback-scope (the addon writes its marker)
 //   xm / xt / xu          close of a make-callback: plain / threw / after an
 //                         uncaught exception in it (no marker)
-//   xj                    end of a run-in-async-scope or default-trigger-scope
+//   ar A V CLOSE / ax A CLOSE  als.run(V, fn) / als.exit(fn) on storage A<A>
+//   aw A V / ag A         als.enterWith(V) / als.getStore()
+//   nv V                  node-version (the binary's own profile: nothing)
+//   rf R                  async-resource: R captures the current frame
+//   xj                    end of a run-in-async-scope, default-trigger-scope,
+//                         als-run or als-exit
 //   xT                    close of RunTimers' scope
 //   xM / xU               close of the main script's scope / after an uncaught
 //                         exception in the main script (no marker)
@@ -310,6 +362,14 @@ function plain(i, t) {
     case 'ue': uncaught(t[1] === '1'); break;
     case 'cl': iah.clearAsyncIdStack(); break;
     case 'rg': addon.resetGlobal(+t[1]); break;
+    case 'nv': break;
+    case 'rf': captureFrame(+t[1]); break;
+    case 'aw': A(+t[1]).enterWith(+t[2]); break;
+    case 'ag': {
+      const v = A(+t[1]).getStore();
+      W({ k: 'store', a: 'A' + t[1], v: v === undefined ? null : v });
+      break;
+    }
     default: throw new Error('scopecheck runtime: unknown step ' + t.join(' '));
   }
 }
@@ -367,6 +427,16 @@ function frame(self) {
       case 'dt':
         W({ op: i });
         iah.defaultTriggerAsyncIdScope(I(+t[1]), frame);
+        afterFrame(+t[2]);
+        break;
+      case 'ar':
+        W({ op: i });
+        A(+t[1]).run(+t[2], frame);
+        afterFrame(+t[3]);
+        break;
+      case 'ax':
+        W({ op: i });
+        A(+t[1]).exit(frame);
         afterFrame(+t[2]);
         break;
       case 'x':

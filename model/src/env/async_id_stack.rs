@@ -79,6 +79,15 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
         Self::pop_async_context(ah, async_id).map(drop)
     }
 
+    /// Whether `Close` puts the prior `AsyncContextFrame` back after its pop
+    /// (`async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`
+    /// under `if (pushed_ids_)`, `src/api/callback.cc`): always, for every
+    /// scope whose constructor got past `can_call_into_js()`.
+    fn restores_context_frame(ah: &AsyncHooks<Self>, entered: Self::Entered) -> bool {
+        let _ = (ah, entered);
+        true
+    }
+
     /// Whether the outermost `Close` runs its `CHECK_EQ(execution_async_id, 0)`
     /// pair when `kTotals` is non-zero: always.
     fn checks_outermost_close(ah: &AsyncHooks<Self>, entered: Self::Entered) -> bool {

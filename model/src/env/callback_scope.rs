@@ -1,6 +1,7 @@
 //! `InternalCallbackScope` and `InternalMakeCallback` (`src/api/callback.cc`),
 //! with the JS `callbackTrampoline` (`lib/internal/async_hooks.js`).
 
+use super::context_frame::ContextFrame;
 use super::resources::{NativeSlot, ScopeSerial};
 use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{
@@ -32,6 +33,10 @@ pub struct InternalCallbackScope<S: AsyncIdStack> {
     pub failed: bool,
     /// `pushed_ids_`.
     pub pushed_ids: bool,
+    /// `prior_context_frame_`: the `AsyncContextFrame` current when the
+    /// constructor exchanged in its own (none: see [`super::context_frame`]),
+    /// put back by `Close` under `pushed_ids_`.
+    pub prior_context_frame: ContextFrame,
     /// Its place in the order scopes opened ([`super::resources::Heap`]).
     pub serial: ScopeSerial,
     /// What the store kept of how the scope entered its context.
@@ -59,7 +64,8 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
     }
 
     /// The constructor: `PushAsyncCallbackScope`; if JS cannot run, mark
-    /// failed and push nothing; else the store's `push_async_context`
+    /// failed and push nothing; else exchange the `AsyncContextFrame` (in:
+    /// none, out: `prior_context_frame_`), the store's `push_async_context`
     /// ([`AsyncIdStack::enter_scope`]) and `EmitBefore` unless hooks are
     /// skipped or the id is 0.
     pub fn open(
@@ -76,6 +82,7 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
             skip_task_queues: flags.skip_task_queues,
             failed: false,
             pushed_ids: false,
+            prior_context_frame: ContextFrame::default(),
             serial: env.heap.next_scope,
             entered: S::Entered::default(),
             trampoline: None,
@@ -91,6 +98,10 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
             scope.failed = true;
             return Ok(scope);
         }
+        // `prior_context_frame_.Reset(isolate, async_context_frame::exchange(
+        // isolate, context_frame))`, before the push; `context_frame` is empty
+        // for every scope the model opens.
+        scope.prior_context_frame = std::mem::take(&mut env.context_frame);
         scope.entered = S::enter_scope(
             &mut env.async_hooks,
             async_context,
@@ -220,6 +231,11 @@ impl<S: AsyncIdStack> Environment<S> {
         }
         if scope.pushed_ids {
             S::leave_scope(&mut self.async_hooks, async_id, scope.entered, scope.serial)?;
+            // `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`,
+            // still under `if (pushed_ids_)`: also after a failed callback.
+            if S::restores_context_frame(&self.async_hooks, scope.entered) {
+                self.context_frame = std::mem::take(&mut scope.prior_context_frame);
+            }
         }
         if scope.failed {
             return Ok(());

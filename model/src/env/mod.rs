@@ -8,12 +8,14 @@
 //! [`resources`] (the two resource arrays), [`callback_scope`]
 //! (`InternalCallbackScope`, `InternalMakeCallback`), [`js`]
 //! (`lib/internal/async_hooks.js`), [`hooks`] (`AsyncHook`), [`ticks`]
-//! (`process.nextTick`), [`exceptions`] (`onGlobalUncaughtException`), and
-//! this module, the `Environment` and its op dispatch.
+//! (`process.nextTick`), [`exceptions`] (`onGlobalUncaughtException`),
+//! [`context_frame`] (`AsyncContextFrame` and `AsyncLocalStorage`, Node 26),
+//! and this module, the `Environment` and its op dispatch.
 
 pub mod async_hooks;
 pub mod async_id_stack;
 pub mod callback_scope;
+pub mod context_frame;
 pub mod exceptions;
 pub mod fields;
 pub mod hooks;
@@ -24,12 +26,13 @@ pub mod stop;
 pub mod ticks;
 
 use crate::vocab::{
-    AsyncContext, Cost, Holder, NativeResource, Observation, Op, OpError, ResourceView, Runtime,
-    ScopeFlags, ScopeKind,
+    AlsId, AsyncContext, Cost, Holder, NativeResource, NodeVersion, Observation, Op, OpError,
+    ResourceView, Runtime, ScopeFlags, ScopeKind, StoreValue,
 };
 pub use async_hooks::AsyncHooks;
 pub use async_id_stack::AsyncIdStack;
 use callback_scope::InternalCallbackScope;
+use context_frame::ContextFrame;
 use hooks::Hooks;
 use resources::ScopeSerial;
 use ticks::TickQueue;
@@ -48,11 +51,25 @@ pub enum Frame<S: AsyncIdStack> {
     RunInAsyncScope {
         /// `this[async_id_symbol]`.
         async_id: i64,
+        /// `prior`, the frame `AsyncContextFrame.exchange` returned, set back
+        /// by the `finally` (Node 26).
+        prior_context_frame: ContextFrame,
     },
     /// Inside `defaultTriggerAsyncIdScope(id, block)`.
     DefaultTriggerScope {
         /// `oldDefaultTriggerAsyncId`, restored by the `finally`.
         old_default_trigger_async_id: i64,
+    },
+    /// Inside `als.run(data, fn)` or `als.exit(fn)` (Node 26's frame-based
+    /// `AsyncLocalStorage`).
+    AlsRun {
+        /// The storage.
+        als: AlsId,
+        /// `prior = this.getStore()`, entered again by the `finally`.
+        prior: Option<StoreValue>,
+        /// `prior` was not `data`, so `run` entered `data` and its `finally`
+        /// enters `prior` again.
+        entered: bool,
     },
 }
 
@@ -63,8 +80,9 @@ impl<S: AsyncIdStack> Frame<S> {
                 "a native scope ({} {})",
                 s.async_context.async_id, s.async_context.trigger_async_id
             ),
-            Frame::RunInAsyncScope { async_id } => format!("run-in-async-scope {async_id}"),
+            Frame::RunInAsyncScope { async_id, .. } => format!("run-in-async-scope {async_id}"),
             Frame::DefaultTriggerScope { .. } => "default-trigger-scope".to_string(),
+            Frame::AlsRun { als, .. } => format!("als-run {als} (or als-exit)"),
         }
     }
 }
@@ -94,8 +112,16 @@ pub struct Environment<S: AsyncIdStack> {
     /// Ops applied so far.
     pub ops_applied: u64,
     /// An op other than a header op (`no-force-async-hooks-checks`,
-    /// `entry-module`) has run.
+    /// `entry-module`, `node-version`) has run.
     pub program_started: bool,
+    /// The version profile (`node-version`; 26 unless a trace says 20).
+    pub version: NodeVersion,
+    /// The current `AsyncContextFrame` (V8's continuation-preserved
+    /// embedder data), Node 26.
+    pub context_frame: ContextFrame,
+    /// The frame each `AsyncResource` of the trace captured at construction
+    /// (`async-resource R`), by its object.
+    pub async_resource_frames: context_frame::ResourceFrames,
     out: Vec<Observation>,
     /// cfg(loom): where [`Environment::stopping`] reads the stop flag.
     #[cfg(loom)]
@@ -153,6 +179,9 @@ impl<S: AsyncIdStack> Environment<S> {
             exited: false,
             ops_applied: 0,
             program_started: false,
+            version: NodeVersion::default(),
+            context_frame: ContextFrame::default(),
+            async_resource_frames: context_frame::ResourceFrames::default(),
             out: Vec::new(),
             #[cfg(loom)]
             stop_probe: stop::StopProbe::default(),
@@ -176,6 +205,14 @@ impl<S: AsyncIdStack> Environment<S> {
         let mut main = main;
         main.main_script = true;
         env.frames.push(Frame::Native(main));
+        env
+    }
+
+    /// An environment inside the main script of a node of `version`: the
+    /// same as [`Environment::new`] followed by the op `node-version`.
+    pub fn for_version(version: NodeVersion) -> Self {
+        let mut env = Self::new();
+        env.version = version;
         env
     }
 
@@ -268,7 +305,10 @@ impl<S: AsyncIdStack> Environment<S> {
                 );
             }
         }
-        let header = matches!(op, Op::NoForceAsyncHooksChecks | Op::EntryModule);
+        let header = matches!(
+            op,
+            Op::NoForceAsyncHooksChecks | Op::EntryModule | Op::NodeVersion(_)
+        );
         if header && self.program_started {
             return impossible(format!(
                 "{op} describes how the process starts: only before every other op"
@@ -283,6 +323,16 @@ impl<S: AsyncIdStack> Environment<S> {
                 Ok(())
             }
             Op::EntryModule => self.enter_module(),
+            Op::NodeVersion(version) => {
+                self.version = *version;
+                Ok(())
+            }
+            Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::EndAlsRun
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_) => self.dispatch_als(op),
             Op::TimersScope => {
                 if self.async_callback_scope_depth > 0 {
                     return impossible("timers-scope: RunTimers runs from the event loop, when no native scope is open (close the main script's first)");
@@ -316,6 +366,11 @@ impl<S: AsyncIdStack> Environment<S> {
                 None => impossible("close: no native scope is open"),
             },
             Op::ResetGlobal(r) => {
+                if self.version == NodeVersion::V20 {
+                    return impossible(format!(
+                        "reset-global {r}: on node v20 no scope holds a Global<Object>* (node::CallbackScope has no such constructor before Node 26)"
+                    ));
+                }
                 self.heap.reset_globals.insert(*r);
                 Ok(())
             }
@@ -373,21 +428,38 @@ impl<S: AsyncIdStack> Environment<S> {
                 resource,
             } => {
                 self.require_js(op)?;
+                // The frame the AsyncResource captured when it was made
+                // (`async-resource R`), else it is made here and captures
+                // the current one; `runInAsyncScope` exchanges it in after
+                // `emitBefore`.
+                let captured = (self.async_resource_frames.get(resource))
+                    .unwrap_or(&self.context_frame)
+                    .clone();
                 self.emit_before_script(
                     *async_id,
                     *trigger_async_id,
                     Some(ResourceView::Resource(*resource)),
                 )?;
+                let prior_context_frame = std::mem::replace(&mut self.context_frame, captured);
                 self.frames.push(Frame::RunInAsyncScope {
                     async_id: *async_id,
+                    prior_context_frame,
                 });
                 Ok(())
             }
             Op::ExitRunInAsyncScope => match self.innermost() {
-                Some(Frame::RunInAsyncScope { async_id }) => {
+                Some(Frame::RunInAsyncScope { async_id, .. }) => {
                     let async_id = *async_id;
-                    self.frames.pop();
+                    let Some(Frame::RunInAsyncScope {
+                        prior_context_frame,
+                        ..
+                    }) = self.frames.pop()
+                    else {
+                        unreachable!("the innermost frame is a run-in-async-scope")
+                    };
                     if !self.is_stopping {
+                        // `AsyncContextFrame.set(prior)`, then the rest of the `finally`.
+                        self.context_frame = prior_context_frame;
                         self.run_in_async_scope_finally(async_id)?;
                     }
                     Ok(())
@@ -502,6 +574,10 @@ impl<S: AsyncIdStack> Environment<S> {
         S::leave_scope(&mut self.async_hooks, async_id, entered, serial)?;
         if let Some(Frame::Native(main)) = self.frames.first_mut() {
             main.pushed_ids = false;
+            // `Close` puts the prior frame back right after the pop.
+            if S::restores_context_frame(&self.async_hooks, entered) {
+                self.context_frame = main.prior_context_frame.clone();
+            }
         }
         Ok(())
     }
@@ -513,6 +589,12 @@ impl<S: AsyncIdStack> Environment<S> {
         resource: NativeResource,
         flags: ScopeFlags,
     ) -> Result<(), Halt> {
+        if resource.holder == Holder::Global && self.version == NodeVersion::V20 {
+            return impossible(format!(
+                "`global {}`: node v20's node::CallbackScope has only the Local<Object> constructors (the Global<Object>* one is Node 26's); write the resource without `global`, or drop `node-version 20`",
+                resource.id
+            ));
+        }
         let slot = match resource.holder {
             Holder::Local => self
                 .heap
@@ -548,8 +630,10 @@ impl<S: AsyncIdStack> Runtime for Environment<S> {
         match result {
             Ok(()) => {
                 self.ops_applied += 1;
-                self.program_started |=
-                    !matches!(op, Op::NoForceAsyncHooksChecks | Op::EntryModule);
+                self.program_started |= !matches!(
+                    op,
+                    Op::NoForceAsyncHooksChecks | Op::EntryModule | Op::NodeVersion(_)
+                );
                 Ok(std::mem::take(&mut self.out))
             }
             Err(Halt::Died(Died(terminal))) => {

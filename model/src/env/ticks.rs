@@ -1,6 +1,7 @@
 //! `process.nextTick` and `processTicksAndRejections`
 //! (`lib/internal/process/task_queues.js`).
 
+use super::context_frame::ContextFrame;
 use super::{AsyncIdStack, Died, Environment};
 use crate::vocab::{AsyncId, Observation, ResourceView};
 use std::collections::VecDeque;
@@ -14,6 +15,8 @@ pub struct TickObject {
     pub trigger_async_id: AsyncId,
     /// The callback also calls `executionAsyncResource()`.
     pub query_resource: bool,
+    /// `this[async_context_frame] = AsyncContextFrame.current()` (Node 26).
+    pub context_frame: ContextFrame,
 }
 
 /// The tick `queue` and `tickInfo[kHasTickScheduled]`.
@@ -46,14 +49,19 @@ impl<S: AsyncIdStack> Environment<S> {
             async_id,
             trigger_async_id,
             query_resource,
+            context_frame: self.context_frame.clone(),
         });
     }
 
     /// `processTicksAndRejections()`: each tick between `emitBefore` and
-    /// `emitAfter`, with `emitDestroy` in the `finally` when destroy hooks exist.
+    /// `emitAfter`, with `emitDestroy` in the `finally` when destroy hooks
+    /// exist; on Node 26 in its own frame, exchanged in before `emitBefore`
+    /// and the prior one set back after `emitAfter`.
     pub(crate) fn process_ticks_and_rejections(&mut self) -> Result<(), Died> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
+            let prior_context_frame =
+                std::mem::replace(&mut self.context_frame, tock.context_frame);
             self.emit_before_script(
                 async_id,
                 tock.trigger_async_id,
@@ -69,10 +77,18 @@ impl<S: AsyncIdStack> Environment<S> {
                 trigger_async_id,
                 resource,
             });
+            for (als, value) in self.context_frame.iter() {
+                self.out.push(Observation::TickStore {
+                    async_id,
+                    als,
+                    value,
+                });
+            }
             if self.async_hooks.fields.k_destroy > 0 {
                 self.emit_destroy_script(async_id);
             }
             self.emit_after_script(async_id)?;
+            self.context_frame = prior_context_frame;
         }
         self.ticks.has_tick_scheduled = false;
         Ok(())

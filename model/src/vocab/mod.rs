@@ -8,7 +8,7 @@ pub mod trace;
 
 pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
 pub use op::{
-    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
-    ScopeFlags, ScopeKind, OP_KINDS,
+    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
+    ResourceId, ScopeFlags, ScopeKind, StoreValue, OP_KINDS,
 };
 pub use runtime::{Cost, OpError, Runtime};

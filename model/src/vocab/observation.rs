@@ -1,6 +1,6 @@
 //! Observations: everything a Node.js program can see of an op.
 
-use super::op::{AsyncId, HookId, ResourceId};
+use super::op::{AlsId, AsyncId, HookId, ResourceId, StoreValue};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -105,6 +105,25 @@ pub enum Observation {
         trigger_async_id: AsyncId,
         /// `executionAsyncResource()` inside it, if it asked.
         resource: Option<ResourceView>,
+    },
+    /// `als.getStore()`: the store, or `undefined` (`None`).
+    Store {
+        /// The `AsyncLocalStorage`.
+        als: AlsId,
+        /// What `getStore()` returned.
+        value: Option<StoreValue>,
+    },
+    /// Inside a `process.nextTick` callback (right after its [`Observation::Tick`]),
+    /// an `AsyncLocalStorage` whose `getStore()` is not `undefined` there:
+    /// one per such storage, in storage order. On Node 26 the tick runs in
+    /// the `AsyncContextFrame` captured by `nextTick`.
+    TickStore {
+        /// The tick's own id.
+        async_id: AsyncId,
+        /// The `AsyncLocalStorage`.
+        als: AlsId,
+        /// What `getStore()` returned in the tick.
+        value: StoreValue,
     },
     /// Terminal: `AsyncHooks::FailWithCorruptedAsyncStack` printed
     /// `Error: async hook stack has become corrupted (actual: A, expected: E)`
@@ -228,6 +247,15 @@ impl fmt::Display for Observation {
                 }
                 Ok(())
             }
+            Observation::Store { als, value } => match value {
+                Some(v) => write!(f, "{als}.getStore() = {v}"),
+                None => write!(f, "{als}.getStore() = undefined"),
+            },
+            Observation::TickStore {
+                async_id,
+                als,
+                value,
+            } => write!(f, "tick {async_id} store {als}.getStore() = {value}"),
             Observation::CorruptedStack { actual, expected } => write!(
                 f,
                 "Error: async hook stack has become corrupted (actual: {actual}, expected: {expected}); exit 1"

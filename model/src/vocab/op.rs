@@ -63,6 +63,79 @@ pub struct ScopeFlags {
     pub skip_task_queues: bool,
 }
 
+/// An `AsyncLocalStorage` instance chosen by the trace, by identity (`A1`,
+/// `A2`, ...): `new AsyncLocalStorage()` (`lib/async_hooks.js`), made when
+/// the trace first names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct AlsId(pub u32);
+
+/// A store value a trace gives `AsyncLocalStorage` (`run`, `enterWith`): a
+/// number, so that `getStore()` answers compare as text. `undefined` is
+/// written as the absence of a value.
+pub type StoreValue = u32;
+
+/// Which Node.js release line the model describes: the version profile.
+/// Where the two differ observably in the modelled code, `docs/spec.md`
+/// ("Version profiles") names the difference with its source and what each
+/// binary printed.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+pub enum NodeVersion {
+    /// node v20 (the oracle: v20.20.2): no `Global<Object>*` callback scopes,
+    /// `AsyncLocalStorage` built on async hooks.
+    V20,
+    /// Node 26 (the oracle: v26.12.1), the release line of main, where the
+    /// pull request lands: `Global<Object>*` scopes, `AsyncContextFrame`.
+    #[default]
+    V26,
+}
+
+impl NodeVersion {
+    /// Every profile, the default last.
+    pub const ALL: [NodeVersion; 2] = [NodeVersion::V20, NodeVersion::V26];
+
+    /// The major version number.
+    pub fn major(self) -> u32 {
+        match self {
+            NodeVersion::V20 => 20,
+            NodeVersion::V26 => 26,
+        }
+    }
+
+    /// The profile of a node binary with this major version: 20 and below
+    /// are v20's, 21 and above 26's (the differences modelled landed
+    /// before 26: `AsyncContextFrame` became the default in 24).
+    pub fn of_major(major: u32) -> NodeVersion {
+        if major <= 20 {
+            NodeVersion::V20
+        } else {
+            NodeVersion::V26
+        }
+    }
+}
+
+impl fmt::Display for NodeVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.major())
+    }
+}
+
+impl std::str::FromStr for NodeVersion {
+    type Err = String;
+
+    /// `20` or `26`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "20" => Ok(NodeVersion::V20),
+            "26" => Ok(NodeVersion::V26),
+            other => Err(format!(
+                "node version `{other}`: the model has the profiles 20 and 26"
+            )),
+        }
+    }
+}
+
 /// A hook created by `async_hooks.createHook` (`H1`, `H2`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct HookId(pub u32);
@@ -226,6 +299,37 @@ pub enum Op {
     ClearAsyncIdStack,
     /// Another thread calls `Environment::ExitEnv` (`worker.terminate()`).
     Stop,
+    /// The version profile of the process (`node-version 20|26`): a header
+    /// op, before any other op but `no-force-async-hooks-checks` and
+    /// `entry-module`. Without it, the profile is 26.
+    NodeVersion(NodeVersion),
+    /// `als.run(store, fn)` (`internal/async_local_storage/async_context_frame`
+    /// on Node 26): up to the call of `fn`.
+    AlsRun {
+        /// The `AsyncLocalStorage`.
+        als: AlsId,
+        /// The store `fn` runs with.
+        store: StoreValue,
+    },
+    /// `als.exit(fn)` = `als.run(undefined, fn)`: up to the call of `fn`.
+    AlsExit(AlsId),
+    /// The `finally` of the innermost `als-run` or `als-exit`.
+    EndAlsRun,
+    /// `als.enterWith(store)`.
+    AlsEnterWith {
+        /// The `AsyncLocalStorage`.
+        als: AlsId,
+        /// The store entered.
+        store: StoreValue,
+    },
+    /// `als.getStore()`.
+    AlsGetStore(AlsId),
+    /// `new AsyncResource(...)` for the trace's object `R`, as far as the
+    /// frame goes: the constructor's `this[contextFrameSymbol] =
+    /// AsyncContextFrame.current()` (Node 26). A later `run-in-async-scope
+    /// ... R` runs in that frame. Its ids are the ones `run-in-async-scope`
+    /// names (the model takes none here).
+    AsyncResource(ResourceId),
 }
 
 /// Every kind of op, for coverage tables: the name used in traces.
@@ -259,6 +363,13 @@ pub const OP_KINDS: &[&str] = &[
     "entry-module",
     "timers-scope",
     "close-outer",
+    "node-version",
+    "als-run",
+    "als-exit",
+    "end-als-run",
+    "als-enter-with",
+    "als-get-store",
+    "async-resource",
 ];
 
 impl Op {
@@ -300,6 +411,30 @@ impl Op {
             Op::UncaughtException { .. } => "uncaught-exception",
             Op::ClearAsyncIdStack => "clear-async-id-stack",
             Op::Stop => "stop",
+            Op::NodeVersion(_) => "node-version",
+            Op::AlsRun { .. } => "als-run",
+            Op::AlsExit(_) => "als-exit",
+            Op::EndAlsRun => "end-als-run",
+            Op::AlsEnterWith { .. } => "als-enter-with",
+            Op::AlsGetStore(_) => "als-get-store",
+            Op::AsyncResource(_) => "async-resource",
+        }
+    }
+
+    /// Whether the op exists on the Node 26 profile only: a `global`
+    /// resource holder, `reset-global`, and the `AsyncLocalStorage` ops
+    /// (`docs/spec.md`, "Version profiles").
+    pub fn needs_node26(&self) -> bool {
+        match self {
+            Op::OpenScope { resource, .. } => resource.holder == Holder::Global,
+            Op::ResetGlobal(_)
+            | Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::EndAlsRun
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_) => true,
+            _ => false,
         }
     }
 
@@ -311,6 +446,8 @@ impl Op {
                 | Op::TimersScope
                 | Op::EnterRunInAsyncScope { .. }
                 | Op::EnterDefaultTriggerScope { .. }
+                | Op::AlsRun { .. }
+                | Op::AlsExit(_)
         )
     }
 
@@ -322,6 +459,7 @@ impl Op {
                 | Op::CloseOuter { .. }
                 | Op::ExitRunInAsyncScope
                 | Op::ExitDefaultTriggerScope
+                | Op::EndAlsRun
         )
     }
 }
@@ -329,6 +467,12 @@ impl Op {
 impl fmt::Display for ResourceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "R{}", self.0)
+    }
+}
+
+impl fmt::Display for AlsId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "A{}", self.0)
     }
 }
 
@@ -402,7 +546,7 @@ impl fmt::Display for Op {
                 }
             }
             Op::CloseOuter { outer } => write!(f, "{k} {outer}"),
-            Op::ResetGlobal(r) => write!(f, "{k} {r}"),
+            Op::ResetGlobal(r) | Op::AsyncResource(r) => write!(f, "{k} {r}"),
             Op::CreateHook { hook, callbacks } => write!(f, "{k} {hook} {callbacks}"),
             Op::EnableHook(h) | Op::DisableHook(h) => write!(f, "{k} {h}"),
             Op::EmitInit {
@@ -445,7 +589,13 @@ impl fmt::Display for Op {
             Op::UncaughtException { handled } => {
                 write!(f, "{k} {}", if *handled { "handled" } else { "unhandled" })
             }
+            Op::NodeVersion(v) => write!(f, "{k} {v}"),
+            Op::AlsRun { als, store } | Op::AlsEnterWith { als, store } => {
+                write!(f, "{k} {als} {store}")
+            }
+            Op::AlsExit(als) | Op::AlsGetStore(als) => write!(f, "{k} {als}"),
             Op::NoForceAsyncHooksChecks
+            | Op::EndAlsRun
             | Op::EntryModule
             | Op::TimersScope
             | Op::ExitRunInAsyncScope

@@ -24,7 +24,10 @@
 //!   rest of the line, trimmed, is appended to [`Step::expected`] of the most
 //!   recent op. An expectation before any op, or an empty one, is an error.
 //! * Ids are `i64` written as `-?[0-9]+`; resources are `R<n>` and hooks
-//!   `H<n>` with `n` a `u32` written in decimal digits.
+//!   `H<n>` with `n` a `u32` written in decimal digits; `AsyncLocalStorage`
+//!   instances are `A<n>` and store values `u32`s (`als-run A1 3`).
+//! * `node-version 20|26` names the version profile the trace is for; a
+//!   header op, like `no-force-async-hooks-checks` (26 without it).
 //! * The optional words after a scope's resource (`skip-hooks`,
 //!   `skip-queues`) and a hook's callbacks (`init before after destroy
 //!   promiseResolve`) may come in any order, each at most once; `none`
@@ -46,8 +49,8 @@
 
 use super::observation::Observation;
 use super::op::{
-    AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op, ResourceId,
-    ScopeFlags, ScopeKind, OP_KINDS,
+    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
+    ResourceId, ScopeFlags, ScopeKind, StoreValue, OP_KINDS,
 };
 use super::runtime::{OpError, Runtime};
 use serde::{Deserialize, Serialize};
@@ -481,6 +484,24 @@ impl<'a> Tokens<'a> {
         }
     }
 
+    fn als(&mut self) -> Result<AlsId, ParseError> {
+        const WHAT: &str = "an AsyncLocalStorage (A<n>)";
+        let t = self.expect(WHAT)?;
+        self.numbered(t, 'A', WHAT).map(AlsId)
+    }
+
+    /// A store value: a `u32` in decimal digits.
+    fn store_value(&mut self) -> Result<StoreValue, ParseError> {
+        const WHAT: &str = "a store value (a number from 0 to 4294967295)";
+        let t = self.expect(WHAT)?;
+        if t.text.is_empty() || !t.text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(self.unexpected(t, WHAT));
+        }
+        t.text
+            .parse::<StoreValue>()
+            .map_err(|_| self.error(t.column, format!("{WHAT}: {:?} is out of range", t.text)))
+    }
+
     fn hook(&mut self) -> Result<HookId, ParseError> {
         const WHAT: &str = "a hook (H<n>)";
         let t = self.expect(WHAT)?;
@@ -613,6 +634,27 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
         }
         "clear-async-id-stack" => Op::ClearAsyncIdStack,
         "stop" => Op::Stop,
+        "node-version" => {
+            const WHAT: &str = "a node version profile (20 or 26)";
+            let v = t.expect(WHAT)?;
+            match v.text {
+                "20" => Op::NodeVersion(NodeVersion::V20),
+                "26" => Op::NodeVersion(NodeVersion::V26),
+                _ => return Err(t.unexpected(v, WHAT)),
+            }
+        }
+        "als-run" => Op::AlsRun {
+            als: t.als()?,
+            store: t.store_value()?,
+        },
+        "als-exit" => Op::AlsExit(t.als()?),
+        "end-als-run" => Op::EndAlsRun,
+        "als-enter-with" => Op::AlsEnterWith {
+            als: t.als()?,
+            store: t.store_value()?,
+        },
+        "als-get-store" => Op::AlsGetStore(t.als()?),
+        "async-resource" => Op::AsyncResource(t.resource("a resource (R<n>)")?),
         _ => {
             return Err(t.error(
                 head.column,

@@ -1,0 +1,206 @@
+//! `AsyncContextFrame` and the frame-based `AsyncLocalStorage` of Node 26
+//! (the default since Node 24): `lib/internal/async_context_frame.js`,
+//! `lib/internal/async_local_storage/async_context_frame.js`, and the native
+//! side `src/async_context_frame.cc` (`async_context_frame::exchange`).
+//!
+//! The current frame is V8's continuation-preserved embedder data: a `Map`
+//! from `AsyncLocalStorage` instance to store, replaced (never changed in
+//! place, but for `disable`, not modelled) by `enterWith`. Who saves and puts
+//! back the current frame:
+//!
+//! * `InternalCallbackScope` (`src/api/callback.cc`): its constructor
+//!   `prior_context_frame_.Reset(isolate, async_context_frame::exchange(isolate,
+//!   context_frame))` after the `can_call_into_js()` check, before
+//!   `push_async_context`; its `Close` puts the prior frame back with
+//!   `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`
+//!   right after `pop_async_context`, under `if (pushed_ids_)` (so also after
+//!   a failed callback, and not when the environment is stopping). Every
+//!   scope the model opens passes no frame: the public `node::CallbackScope`
+//!   takes none (the default, an empty `Local`), the public
+//!   `node::MakeCallback` passes `Undefined`, `StartExecution` and
+//!   `Environment::RunTimers` the default: JavaScript sees no frame inside.
+//! * `process.nextTick` (`lib/internal/process/task_queues.js`): the
+//!   `TickObject` constructor captures `AsyncContextFrame.current()`;
+//!   `processTicksAndRejections` exchanges it in before `emitBefore` and sets
+//!   the prior one back after `emitAfter`.
+//! * `AsyncResource` (`lib/async_hooks.js`): the constructor captures the
+//!   frame; `runInAsyncScope` exchanges it in after `emitBefore` and, in its
+//!   `finally`, sets the prior one back before `hasAsyncIdStack()` /
+//!   `emitAfter`. `async-resource R` is that capture for the trace's object
+//!   `R`; a `run-in-async-scope` of an `R` never captured is an
+//!   `AsyncResource` made right there, which captures the current frame.
+//!
+//! On v20 (and on Node 26 with `--no-async-context-frame`)
+//! `AsyncLocalStorage` is built on async hooks instead (an init hook and
+//! `executionAsyncResource()`); the v20 profile refuses the ALS ops
+//! (`docs/spec.md`, "Version profiles").
+
+use super::{impossible, AsyncIdStack, Environment, Frame, Halt};
+use crate::vocab::{AlsId, NodeVersion, Observation, Op, ResourceId, StoreValue};
+use std::collections::BTreeMap;
+
+/// An `AsyncContextFrame`: each `AsyncLocalStorage` with a store in it, and
+/// the store. A storage whose store is `undefined` is left out: without a
+/// `defaultValue` (the traces never give one), `getStore()` answers
+/// `undefined` for a storage set to `undefined` and for one not in the frame
+/// alike. No frame at all (`undefined`, what native scopes exchange in) is
+/// the empty frame. Held as one pointer, `None` when empty, so that the
+/// states the explorer stores (a frame in every open scope and queued tick)
+/// grow by 8 bytes per frame, not by a map.
+// The box is the point: 8 bytes where a `BTreeMap` takes 24.
+#[allow(clippy::box_collection)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ContextFrame(Option<Box<BTreeMap<AlsId, StoreValue>>>);
+
+impl ContextFrame {
+    /// `frame?.get(als)`: the store of `als` in this frame.
+    pub fn get(&self, als: AlsId) -> Option<StoreValue> {
+        self.0.as_ref().and_then(|m| m.get(&als).copied())
+    }
+
+    /// `new AsyncContextFrame(als, data)`: a copy of this frame with `als`
+    /// set to `data`.
+    pub fn with(&self, als: AlsId, data: Option<StoreValue>) -> ContextFrame {
+        let mut map = self.0.as_deref().cloned().unwrap_or_default();
+        match data {
+            Some(v) => map.insert(als, v),
+            None => map.remove(&als),
+        };
+        ContextFrame((!map.is_empty()).then(|| Box::new(map)))
+    }
+
+    /// Whether no storage has a store here.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// Each storage with a store here, and the store, in storage order.
+    pub fn iter(&self) -> impl Iterator<Item = (AlsId, StoreValue)> + '_ {
+        self.0.iter().flat_map(|m| m.iter().map(|(&a, &v)| (a, v)))
+    }
+}
+
+/// The frame each `AsyncResource` of the trace captured (`async-resource R`),
+/// by its object; one pointer, `None` while there is none.
+#[allow(clippy::box_collection)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ResourceFrames(Option<Box<BTreeMap<ResourceId, ContextFrame>>>);
+
+impl ResourceFrames {
+    /// The frame `R` captured, if `async-resource R` ran.
+    pub fn get(&self, r: &ResourceId) -> Option<&ContextFrame> {
+        self.0.as_ref().and_then(|m| m.get(r))
+    }
+
+    /// `R` captures `frame`.
+    pub fn insert(&mut self, r: ResourceId, frame: ContextFrame) {
+        self.0.get_or_insert_with(Default::default).insert(r, frame);
+    }
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// The ALS ops (and `async-resource`) run on the Node 26 profile only.
+    fn require_frames(&self, op: &Op) -> Result<(), Halt> {
+        if self.version == NodeVersion::V20 {
+            return impossible(format!(
+                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on the 26 profile (drop `node-version 20`)"
+            ));
+        }
+        self.require_js(op)
+    }
+
+    /// `als.enterWith(data)`: `AsyncContextFrame.set(new AsyncContextFrame(als, data))`.
+    pub(crate) fn als_enter_with(&mut self, als: AlsId, data: Option<StoreValue>) {
+        self.context_frame = self.context_frame.with(als, data);
+    }
+
+    /// `als.getStore()`: `AsyncContextFrame.current()?.get(als)`.
+    pub(crate) fn als_get_store(&self, als: AlsId) -> Option<StoreValue> {
+        self.context_frame.get(als)
+    }
+
+    /// The ALS ops: `als-run`, `als-exit`, `end-als-run`, `als-enter-with`,
+    /// `als-get-store`, and `async-resource`.
+    pub(crate) fn dispatch_als(&mut self, op: &Op) -> Result<(), Halt> {
+        match op {
+            Op::AlsRun { als, store } => self.als_run(op, *als, Some(*store)),
+            Op::AlsExit(als) => self.als_run(op, *als, None),
+            Op::EndAlsRun => match self.frames.last() {
+                Some(Frame::AlsRun {
+                    als,
+                    prior,
+                    entered,
+                }) => {
+                    let (als, prior, entered) = (*als, *prior, *entered);
+                    self.frames.pop();
+                    // The `finally`: `this.enterWith(prior)` on whatever frame
+                    // is current now (a store entered inside `fn` by another
+                    // storage stays). It does not run once JS is terminated.
+                    if entered && !self.is_stopping {
+                        self.als_enter_with(als, prior);
+                    }
+                    Ok(())
+                }
+                Some(other) => impossible(format!(
+                    "end-als-run: the innermost frame is {}",
+                    other.describe()
+                )),
+                None => impossible("end-als-run: no als-run or als-exit is open"),
+            },
+            Op::AlsEnterWith { als, store } => {
+                self.require_frames(op)?;
+                self.als_enter_with(*als, Some(*store));
+                Ok(())
+            }
+            Op::AlsGetStore(als) => {
+                self.require_frames(op)?;
+                let value = self.als_get_store(*als);
+                self.out.push(Observation::Store { als: *als, value });
+                Ok(())
+            }
+            Op::AsyncResource(r) => {
+                self.require_frames(op)?;
+                self.async_resource_frames
+                    .insert(*r, self.context_frame.clone());
+                Ok(())
+            }
+            _ => unreachable!("dispatch_als is called with the ALS ops only"),
+        }
+    }
+
+    /// `als.run(data, fn)` up to the call of `fn` (`als.exit(fn)` is
+    /// `run(undefined, fn)`): `prior = this.getStore()`; if `prior` is
+    /// `data` (`ObjectIs`), just call `fn`; else `enterWith(data)`, and the
+    /// `finally` will `enterWith(prior)`.
+    fn als_run(&mut self, op: &Op, als: AlsId, data: Option<StoreValue>) -> Result<(), Halt> {
+        self.require_frames(op)?;
+        let prior = self.als_get_store(als);
+        let entered = prior != data;
+        if entered {
+            self.als_enter_with(als, data);
+        }
+        self.frames.push(Frame::AlsRun {
+            als,
+            prior,
+            entered,
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enter_with_copies_the_frame_and_undefined_leaves_the_storage_out() {
+        let empty = ContextFrame::default();
+        let a = empty.with(AlsId(1), Some(3));
+        let b = a.with(AlsId(2), Some(4));
+        assert_eq!((a.get(AlsId(1)), a.get(AlsId(2))), (Some(3), None));
+        assert_eq!((b.get(AlsId(1)), b.get(AlsId(2))), (Some(3), Some(4)));
+        // `exit` is `run(undefined)`: the same answers as a frame without it.
+        assert_eq!(b.with(AlsId(1), None), empty.with(AlsId(2), Some(4)));
+        assert!(empty.is_empty() && !a.is_empty());
+    }
+}
