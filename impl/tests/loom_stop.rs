@@ -133,6 +133,7 @@ fn innermost_end(lazy: &Lazy) -> Option<Op> {
         model::env::Frame::Native(_) => Op::CloseScope { threw: false },
         model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+        model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
     })
 }
 
