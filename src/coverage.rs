@@ -119,6 +119,15 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "unspecified-resource",
         "executionAsyncResource() reading a pointer into a scope that has returned",
     ),
+    (
+        "next-tick-in-tick",
+        "process.nextTick() inside a tick's callback (the tick runs in the same run, or nested)",
+    ),
+    (
+        "lazy-scope-in-tick",
+        "a lazy scope opened inside a tick's callback, above the tick's JS entry",
+    ),
+    ("tick-threw", "a tick's callback threw (its emitAfter skipped)"),
 ];
 
 /// The index of each situation in [`SITUATIONS`], by name.
@@ -153,11 +162,14 @@ pub mod situation {
     pub const JS_AFTER_HANDLED_EXCEPTION: usize = 26;
     pub const MODULE_ENTRY_WITH_LAZY: usize = 27;
     pub const UNSPECIFIED_RESOURCE: usize = 28;
+    pub const NEXT_TICK_IN_TICK: usize = 29;
+    pub const LAZY_SCOPE_IN_TICK: usize = 30;
+    pub const TICK_THREW: usize = 31;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 29;
+pub const SITUATION_COUNT: usize = 32;
 // The per-case bit set of [`Tally`] is a u32.
 const _: () = assert!(SITUATION_COUNT <= 32);
 
@@ -201,11 +213,13 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::EntryModule => 26,
         Op::TimersScope => 27,
         Op::CloseOuter { .. } => 28,
+        Op::NextTickBody => 29,
+        Op::EndTick => 30,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 29;
+pub const OP_KIND_COUNT: usize = 31;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -296,6 +310,16 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
     if module_entry && lazies && !before.is_stopping {
         sink.hit(s::MODULE_ENTRY_WITH_LAZY);
     }
+    let in_tick = before.frames.iter().any(|f| matches!(f, Frame::Tick { .. }));
+    if in_tick && matches!(op, Op::NextTick { .. } | Op::NextTickBody) && before.js_running() {
+        sink.hit(s::NEXT_TICK_IN_TICK);
+    }
+    if matches!(op, Op::UncaughtException { .. })
+        && matches!(before.frames.last(), Some(Frame::Tick { .. }))
+        && before.js_running()
+    {
+        sink.hit(s::TICK_THREW);
+    }
     if matches!(op, Op::ClearAsyncIdStack) && lazies {
         sink.hit(s::CLEAR_WITH_LAZY);
     }
@@ -355,6 +379,9 @@ pub fn classify_after(
                     .is_some_and(|l| l.stack_position > 0)
                 {
                     sink.hit(s::LAZY_ABOVE_JS);
+                }
+                if outer().any(|f| matches!(f, Frame::Tick { .. })) {
+                    sink.hit(s::LAZY_SCOPE_IN_TICK);
                 }
                 let outer_has_eager = outer().any(
                     |f| matches!(f, Frame::Native(s) if s.entered != Path::Lazy && s.pushed_ids),
@@ -654,6 +681,9 @@ mod tests {
             (s::JS_AFTER_HANDLED_EXCEPTION, "js-after-handled-exception"),
             (s::MODULE_ENTRY_WITH_LAZY, "module-entry-with-lazy"),
             (s::UNSPECIFIED_RESOURCE, "unspecified-resource"),
+            (s::NEXT_TICK_IN_TICK, "next-tick-in-tick"),
+            (s::LAZY_SCOPE_IN_TICK, "lazy-scope-in-tick"),
+            (s::TICK_THREW, "tick-threw"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

@@ -108,10 +108,14 @@ pub enum Kind {
     EntryModule,
     /// `close-outer K`: `napi_close_callback_scope` on an outer scope.
     CloseOuter,
+    /// `next-tick-body`: a tick whose callback runs ops.
+    NextTickBody,
+    /// `end-tick`: the innermost tick callback returns.
+    EndTick,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 29;
+pub const KINDS: usize = 31;
 
 impl Kind {
     /// Every kind, in declaration order (`Kind::ALL[k as usize] == k`).
@@ -145,6 +149,8 @@ impl Kind {
         Kind::Stop,
         Kind::EntryModule,
         Kind::CloseOuter,
+        Kind::NextTickBody,
+        Kind::EndTick,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -164,7 +170,7 @@ impl Kind {
             Kind::ResetGlobal => 1,
             Kind::CreateHook => 3,
             Kind::EnableHook => 4,
-            Kind::DisableHook => 6,
+            Kind::DisableHook => 8,
             Kind::EmitInit => 1,
             Kind::EmitBefore => 4,
             Kind::EmitAfter => 6,
@@ -185,6 +191,8 @@ impl Kind {
             Kind::Stop => 1,
             Kind::EntryModule => 4,
             Kind::CloseOuter => 5,
+            Kind::NextTickBody => 1,
+            Kind::EndTick => 6,
         }
     }
 
@@ -211,6 +219,7 @@ impl Kind {
                 | Kind::ClearAsyncIdStack
                 | Kind::Stop
                 | Kind::CloseOuter
+                | Kind::EndTick
         )
     }
 }
@@ -249,7 +258,7 @@ impl Phase {
             } else {
                 let kept = matches!(
                     kind,
-                    Kind::EndRunInAsyncScope | Kind::EndDefaultTriggerScope
+                    Kind::EndRunInAsyncScope | Kind::EndDefaultTriggerScope | Kind::EndTick
                 ) || rng.random_ratio(1, 2);
                 if kept {
                     base << rng.random_range(0..4)
@@ -404,6 +413,7 @@ impl CaseGen {
             return self.native_only(eager);
         }
         let native_innermost = matches!(innermost, Some(Frame::Native(_)));
+        let tick_innermost = matches!(innermost, Some(Frame::Tick { .. }));
         let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
         let module_entry_open = !eager.program_started
             && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
@@ -420,7 +430,9 @@ impl CaseGen {
                 Kind::NoForce => eager.ops_applied == 0,
                 Kind::EntryModule => module_entry_open,
                 Kind::CloseOuter => !outer_scopes(eager).is_empty(),
-                Kind::Close | Kind::UncaughtException => native_innermost,
+                Kind::Close => native_innermost,
+                Kind::UncaughtException => native_innermost || tick_innermost,
+                Kind::EndTick => tick_innermost,
                 Kind::CloseThrew => native_innermost && !bare_innermost,
                 Kind::EndRunInAsyncScope => {
                     matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
@@ -470,6 +482,7 @@ impl CaseGen {
             Some(Frame::Native(_)) => Op::CloseScope { threw: false },
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            Some(Frame::Tick { .. }) => Op::EndTick,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -497,6 +510,7 @@ impl CaseGen {
             },
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+            Some(Frame::Tick { .. }) => Op::EndTick,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -553,6 +567,7 @@ impl CaseGen {
                     Frame::DefaultTriggerScope {
                         old_default_trigger_async_id,
                     } => *old_default_trigger_async_id,
+                    Frame::Tick { tick, .. } => tick.async_id,
                 },
             },
             7 => {
@@ -701,6 +716,8 @@ impl CaseGen {
                 query_resource: self.rng.random(),
             },
             Kind::TickCallback => Op::TickCallback,
+            Kind::NextTickBody => Op::NextTickBody,
+            Kind::EndTick => Op::EndTick,
             Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
             Kind::TriggerAsyncId => Op::TriggerAsyncId,
             Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,

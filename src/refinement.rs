@@ -8,6 +8,8 @@
 
 use lazy::Lazy;
 use model::env::resources::{Heap, NativeSlot};
+use model::env::callback_scope::InternalCallbackScope;
+use model::env::ticks::TickRun;
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
 use model::vocab::{AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind};
 use model::Eager;
@@ -45,6 +47,9 @@ pub enum AbstractFrame {
     RunInAsyncScope(AsyncId),
     /// Inside defaultTriggerAsyncIdScope (the old default).
     DefaultTriggerScope(AsyncId),
+    /// Inside a tick's callback: the tick (id, trigger), and the closing
+    /// scope that called the run, if `Close` did.
+    Tick(AsyncId, AsyncId, Option<Box<AbstractFrame>>),
 }
 
 /// Eager Node's state, as both sides can be mapped to it.
@@ -65,8 +70,8 @@ pub struct Abstract {
     pub frames: Vec<AbstractFrame>,
     /// Hooks created; hooks active in order; the trampoline installed.
     pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
-    /// Queued ticks (id, trigger, query) and kHasTickScheduled.
-    pub ticks: (Vec<(AsyncId, AsyncId, bool)>, bool),
+    /// Queued ticks (id, trigger, query, body) and kHasTickScheduled.
+    pub ticks: (Vec<(AsyncId, AsyncId, bool, bool)>, bool),
     /// Open native scopes.
     pub depth: u32,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
@@ -82,7 +87,25 @@ fn trim(mut v: Vec<Option<NativeSlot>>) -> Vec<Option<NativeSlot>> {
 
 fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
     match frame {
-        Frame::Native(sc) => AbstractFrame::Native {
+        Frame::Native(sc) => abstract_scope(sc),
+        Frame::RunInAsyncScope { async_id } => AbstractFrame::RunInAsyncScope(*async_id),
+        Frame::DefaultTriggerScope {
+            old_default_trigger_async_id,
+        } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
+        Frame::Tick { tick, run } => AbstractFrame::Tick(
+            tick.async_id,
+            tick.trigger_async_id,
+            match run {
+                TickRun::Close(sc) => Some(Box::new(abstract_scope(sc))),
+                TickRun::TickCallback => None,
+            },
+        ),
+    }
+}
+
+fn abstract_scope<S: AsyncIdStack>(sc: &InternalCallbackScope<S>) -> AbstractFrame {
+    {
+        AbstractFrame::Native {
             kind: sc.kind,
             context: sc.async_context,
             resource: sc.resource,
@@ -94,11 +117,7 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
             main_script: sc.main_script,
             run_timers: sc.run_timers,
             threw: sc.threw,
-        },
-        Frame::RunInAsyncScope { async_id } => AbstractFrame::RunInAsyncScope(*async_id),
-        Frame::DefaultTriggerScope {
-            old_default_trigger_async_id,
-        } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
+        }
     }
 }
 
@@ -142,7 +161,7 @@ fn abstract_env<S: AsyncIdStack>(
             s.ticks
                 .queue
                 .iter()
-                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource))
+                .map(|t| (t.async_id, t.trigger_async_id, t.query_resource, t.body))
                 .collect(),
             s.ticks.has_tick_scheduled,
         ),
@@ -257,8 +276,8 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
         && e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
         && e.ticks.queue.len() == l.ticks.queue.len()
         && e.ticks.queue.iter().zip(&l.ticks.queue).all(|(a, b)| {
-            (a.async_id, a.trigger_async_id, a.query_resource)
-                == (b.async_id, b.trigger_async_id, b.query_resource)
+            (a.async_id, a.trigger_async_id, a.query_resource, a.body)
+                == (b.async_id, b.trigger_async_id, b.query_resource, b.body)
         })
         && e.async_callback_scope_depth == l.async_callback_scope_depth
         && e.heap == l.heap

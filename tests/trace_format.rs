@@ -187,6 +187,8 @@ fn every_form() -> Vec<(Op, &'static str)> {
         ),
         (Op::ClearAsyncIdStack, "clear-async-id-stack"),
         (Op::Stop, "stop"),
+        (Op::NextTickBody, "next-tick-body"),
+        (Op::EndTick, "end-tick"),
     ]
 }
 
@@ -742,6 +744,8 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::ExitDefaultTriggerScope),
         any::<bool>().prop_map(|query_resource| Op::NextTick { query_resource }),
         Just(Op::TickCallback),
+        Just(Op::NextTickBody),
+        Just(Op::EndTick),
         Just(Op::ExecutionAsyncId),
         Just(Op::TriggerAsyncId),
         Just(Op::ExecutionAsyncResource),

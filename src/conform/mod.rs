@@ -216,6 +216,7 @@ fn closing_op(frame: &model::env::Frame<model::eager::EagerStack>) -> Op {
         model::env::Frame::Native(_) => Op::CloseScope { threw: false },
         model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+        model::env::Frame::Tick { .. } => Op::EndTick,
     }
 }
 

@@ -442,6 +442,10 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
+            Op::NextTickBody | Op::EndTick => self.refuse(
+                op,
+                "next-tick-body / end-tick: a tick callback with a body is not written yet",
+            ),
             Op::CreateHook { .. }
             | Op::EnableHook(_)
             | Op::DisableHook(_)
@@ -618,6 +622,8 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         | Op::ExitRunInAsyncScope
         | Op::EnterDefaultTriggerScope { .. }
         | Op::ExitDefaultTriggerScope
+        | Op::NextTickBody
+        | Op::EndTick
         | Op::EntryModule
         | Op::CloseOuter { .. }
         | Op::TimersScope

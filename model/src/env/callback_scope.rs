@@ -2,6 +2,7 @@
 //! with the JS `callbackTrampoline` (`lib/internal/async_hooks.js`).
 
 use super::resources::{NativeSlot, ScopeSerial};
+use super::ticks::TickRun;
 use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{
     AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
@@ -196,22 +197,45 @@ impl<S: AsyncIdStack> Environment<S> {
         self.destroy_scope(scope)
     }
 
-    /// `~InternalCallbackScope`: `Close()`, then `PopAsyncCallbackScope`.
-    fn destroy_scope(&mut self, mut scope: InternalCallbackScope<S>) -> Result<(), Halt> {
-        let result = self.internal_callback_scope_close(&mut scope);
-        self.async_callback_scope_depth -= 1;
-        self.heap.live_scopes.remove(&scope.serial);
-        Ok(result?)
+    /// `~InternalCallbackScope`: `Close()`, then `PopAsyncCallbackScope`
+    /// (which [`Self::finish_close`] does, now or when a tick run that
+    /// `Close` started ends).
+    fn destroy_scope(&mut self, scope: InternalCallbackScope<S>) -> Result<(), Halt> {
+        Ok(self.internal_callback_scope_close(scope)?)
     }
 
-    /// `InternalCallbackScope::Close` (`src/api/callback.cc`).
+    /// The end of `InternalCallbackScope::Close` after the tick callback, and
+    /// the destructor's `PopAsyncCallbackScope`: `failed_` if the tick
+    /// callback's `Call` came back empty (`threw`), `perform_stopping_check`
+    /// (clear the stack if stopping), then the scope is gone.
+    pub(crate) fn finish_close(&mut self, mut scope: InternalCallbackScope<S>, threw: bool) {
+        if threw {
+            scope.failed = true;
+        }
+        if self.stopping() {
+            scope.failed = true;
+            S::clear_async_id_stack(&mut self.async_hooks, false);
+        }
+        self.pop_async_callback_scope(&scope);
+    }
+
+    /// `Environment::PopAsyncCallbackScope` in the destructor: the scope has
+    /// returned, its `Local<Object>` with it.
+    fn pop_async_callback_scope(&mut self, scope: &InternalCallbackScope<S>) {
+        self.async_callback_scope_depth -= 1;
+        self.heap.live_scopes.remove(&scope.serial);
+    }
+
+    /// `InternalCallbackScope::Close` (`src/api/callback.cc`), up to the tick
+    /// callback, which may stop in a tick's body ([`TickRun::Close`]).
     fn internal_callback_scope_close(
         &mut self,
-        scope: &mut InternalCallbackScope<S>,
+        mut scope: InternalCallbackScope<S>,
     ) -> Result<(), Died> {
         if self.stopping() {
             scope.failed = true;
             S::clear_async_id_stack(&mut self.async_hooks, false);
+            self.pop_async_callback_scope(&scope);
             return Ok(());
         }
         let async_id = scope.async_context.async_id;
@@ -221,10 +245,8 @@ impl<S: AsyncIdStack> Environment<S> {
         if scope.pushed_ids {
             S::leave_scope(&mut self.async_hooks, async_id, scope.entered, scope.serial)?;
         }
-        if scope.failed {
-            return Ok(());
-        }
-        if self.async_callback_scope_depth > 1 || scope.skip_task_queues {
+        if scope.failed || self.async_callback_scope_depth > 1 || scope.skip_task_queues {
+            self.pop_async_callback_scope(&scope);
             return Ok(());
         }
         // The microtask checkpoint runs here when no tick is scheduled; the
@@ -245,9 +267,10 @@ impl<S: AsyncIdStack> Environment<S> {
             }
         }
         if !self.ticks.has_tick_scheduled {
+            self.pop_async_callback_scope(&scope);
             return Ok(());
         }
         self.async_hooks.cost.crossings += 1;
-        self.process_ticks_and_rejections()
+        self.process_ticks_and_rejections(TickRun::Close(Box::new(scope)))
     }
 }

@@ -54,6 +54,16 @@ pub enum Frame<S: AsyncIdStack> {
         /// `oldDefaultTriggerAsyncId`, restored by the `finally`.
         old_default_trigger_async_id: i64,
     },
+    /// Inside the callback of a tick with a body (`next-tick-body`), which
+    /// `processTicksAndRejections` called between its `emitBefore` and its
+    /// `emitAfter` (`lib/internal/process/task_queues.js`); ended by
+    /// `end-tick` or by an exception.
+    Tick {
+        /// The tick object (`tock`).
+        tick: ticks::TickObject,
+        /// Who called the tick callback: where the run returns.
+        run: ticks::TickRun<S>,
+    },
 }
 
 impl<S: AsyncIdStack> Frame<S> {
@@ -65,6 +75,7 @@ impl<S: AsyncIdStack> Frame<S> {
             ),
             Frame::RunInAsyncScope { async_id } => format!("run-in-async-scope {async_id}"),
             Frame::DefaultTriggerScope { .. } => "default-trigger-scope".to_string(),
+            Frame::Tick { tick, .. } => format!("the callback of tick {}", tick.async_id),
         }
     }
 }
@@ -210,6 +221,10 @@ impl<S: AsyncIdStack> Environment<S> {
         let open: Vec<ScopeSerial> = (self.frames.iter())
             .filter_map(|f| match f {
                 Frame::Native(s) => Some(s.serial),
+                Frame::Tick {
+                    run: ticks::TickRun::Close(s),
+                    ..
+                } => Some(s.serial),
                 _ => None,
             })
             .collect();
@@ -217,10 +232,16 @@ impl<S: AsyncIdStack> Environment<S> {
             (open.iter().position(|&o| o == serial)).map_or(ScopeSerial::MAX, |i| i as ScopeSerial)
         };
         for frame in &mut self.frames {
-            if let Frame::Native(s) = frame {
-                s.serial = rename(s.serial);
-                s.resource = s.resource.renamed(&rename);
-            }
+            let scope = match frame {
+                Frame::Native(s) => s,
+                Frame::Tick {
+                    run: ticks::TickRun::Close(s),
+                    ..
+                } => s.as_mut(),
+                _ => continue,
+            };
+            scope.serial = rename(scope.serial);
+            scope.resource = scope.resource.renamed(&rename);
         }
         let ah = &mut self.async_hooks;
         for slot in ah.native_execution_async_resources.iter_mut().flatten() {
@@ -425,12 +446,25 @@ impl<S: AsyncIdStack> Environment<S> {
             },
             Op::NextTick { query_resource } => {
                 self.require_js(op)?;
-                self.next_tick(*query_resource);
+                self.next_tick(*query_resource, false);
                 Ok(())
             }
+            Op::NextTickBody => {
+                self.require_js(op)?;
+                self.next_tick(false, true);
+                Ok(())
+            }
+            Op::EndTick => match self.innermost() {
+                Some(Frame::Tick { .. }) => self.end_tick(),
+                Some(other) => impossible(format!(
+                    "end-tick: the innermost frame is {}, end it first",
+                    other.describe()
+                )),
+                None => impossible("end-tick: no tick callback is running"),
+            },
             Op::TickCallback => {
                 self.require_js(op)?;
-                Ok(self.process_ticks_and_rejections()?)
+                Ok(self.process_ticks_and_rejections(ticks::TickRun::TickCallback)?)
             }
             Op::ExecutionAsyncId => {
                 self.require_js(op)?;
@@ -466,8 +500,9 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.require_js(op)?;
                 match self.innermost() {
                     Some(Frame::Native(_)) => Ok(self.on_global_uncaught_exception(*handled)?),
+                    Some(Frame::Tick { .. }) => self.tick_threw(*handled),
                     Some(other) => impossible(format!(
-                        "uncaught-exception: the exception reaches the native scope only after the JS frames around it end; the innermost frame is {}",
+                        "uncaught-exception: the exception reaches the native scope (or the tick callback) only after the JS frames around it end; the innermost frame is {}",
                         other.describe()
                     )),
                     None => impossible("uncaught-exception: no native scope is open"),

@@ -1,7 +1,8 @@
 //! `process.nextTick` and `processTicksAndRejections`
 //! (`lib/internal/process/task_queues.js`).
 
-use super::{AsyncIdStack, Died, Environment};
+use super::callback_scope::InternalCallbackScope;
+use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{AsyncId, Observation, ResourceView};
 use std::collections::VecDeque;
 
@@ -14,6 +15,22 @@ pub struct TickObject {
     pub trigger_async_id: AsyncId,
     /// The callback also calls `executionAsyncResource()`.
     pub query_resource: bool,
+    /// The callback has a body (`next-tick-body`): the ops after the one
+    /// that runs it are inside it, up to `end-tick`.
+    pub body: bool,
+}
+
+/// Who called the tick callback (`processTicksAndRejections`), and so where
+/// a run returns when the queue is empty.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TickRun<S: AsyncIdStack> {
+    /// The outermost `InternalCallbackScope::Close` (`src/api/callback.cc`)
+    /// called `tick_callback_function()`: the scope, still alive (the
+    /// callback-scope depth counts it), finishes its `Close` and its
+    /// destructor when the run ends.
+    Close(Box<InternalCallbackScope<S>>),
+    /// JS called `process._tickCallback()` (`runNextTicks`).
+    TickCallback,
 }
 
 /// The tick `queue` and `tickInfo[kHasTickScheduled]`.
@@ -28,7 +45,7 @@ pub struct TickQueue {
 impl<S: AsyncIdStack> Environment<S> {
     /// `nextTick(callback)`: capture `newAsyncId()` and
     /// `getDefaultTriggerAsyncId()`, emit init (`TickObject`), queue it.
-    pub(crate) fn next_tick(&mut self, query_resource: bool) {
+    pub(crate) fn next_tick(&mut self, query_resource: bool, body: bool) {
         if self.ticks.queue.is_empty() {
             self.ticks.has_tick_scheduled = true;
         }
@@ -46,12 +63,21 @@ impl<S: AsyncIdStack> Environment<S> {
             async_id,
             trigger_async_id,
             query_resource,
+            body,
         });
     }
 
-    /// `processTicksAndRejections()`: each tick between `emitBefore` and
-    /// `emitAfter`, with `emitDestroy` in the `finally` when destroy hooks exist.
-    pub(crate) fn process_ticks_and_rejections(&mut self) -> Result<(), Died> {
+    /// `processTicksAndRejections()` (`lib/internal/process/task_queues.js`),
+    /// from where the queue stands: each tick between `emitBefore` and
+    /// `emitAfter`, with `emitDestroy` in the `finally` when destroy hooks
+    /// exist (v20's `destroyHooksExist()`; Node 26 calls `emitDestroy`, which
+    /// checks the same count). A tick with a body (`next-tick-body`) stops
+    /// the run inside its callback: a [`Frame::Tick`] is pushed, and the ops
+    /// that follow run in the callback until `end-tick` ([`Self::end_tick`])
+    /// resumes the run, or an exception leaves it ([`Self::tick_threw`]).
+    /// When the queue is empty: `setHasTickScheduled(false)` and the run
+    /// returns to its caller ([`TickRun`]).
+    pub(crate) fn process_ticks_and_rejections(&mut self, run: TickRun<S>) -> Result<(), Died> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
             self.emit_before_script(
@@ -69,12 +95,90 @@ impl<S: AsyncIdStack> Environment<S> {
                 trigger_async_id,
                 resource,
             });
-            if self.async_hooks.fields.k_destroy > 0 {
-                self.emit_destroy_script(async_id);
+            if tock.body {
+                self.frames.push(Frame::Tick { tick: tock, run });
+                return Ok(());
             }
+            self.tick_finally(async_id);
             self.emit_after_script(async_id)?;
         }
         self.ticks.has_tick_scheduled = false;
-        Ok(())
+        match run {
+            TickRun::TickCallback => Ok(()),
+            TickRun::Close(scope) => {
+                self.finish_close(*scope, false);
+                Ok(())
+            }
+        }
+    }
+
+    /// The `finally` around a tick's callback: `emitDestroy(asyncId)` when
+    /// destroy hooks exist (queued only).
+    fn tick_finally(&mut self, async_id: AsyncId) {
+        if self.async_hooks.fields.k_destroy > 0 {
+            self.emit_destroy_script(async_id);
+        }
+    }
+
+    /// `end-tick`: the innermost tick's callback returns. Its `finally`
+    /// (`emitDestroy`), `emitAfter(asyncId)`, and the run goes on with the
+    /// next tick. While the environment is stopping the callback was
+    /// terminated instead: no `finally`, no `emitAfter`, the run is over,
+    /// and a `Close` that called it sees the empty result (`failed_`) and
+    /// clears the stack (`perform_stopping_check`).
+    pub(crate) fn end_tick(&mut self) -> Result<(), Halt> {
+        let Some(Frame::Tick { tick, run }) = self.frames.pop() else {
+            unreachable!("dispatch checked that the innermost frame is a tick")
+        };
+        if self.is_stopping {
+            if let TickRun::Close(scope) = run {
+                self.finish_close(*scope, true);
+            }
+            return Ok(());
+        }
+        self.tick_finally(tick.async_id);
+        self.emit_after_script(tick.async_id)?;
+        Ok(self.process_ticks_and_rejections(run)?)
+    }
+
+    /// `uncaught-exception` while the innermost frame is a tick's callback:
+    /// the callback threw. Its `finally` runs (`emitDestroy`), its
+    /// `emitAfter` does not (it is not in a `finally`), and the exception
+    /// leaves `processTicksAndRejections` with the rest of the queue
+    /// waiting (`kHasTickScheduled` stays set). If `Close` called the tick
+    /// callback, V8 reports the exception as `Call` returns into C++
+    /// (`onGlobalUncaughtException`), and `Close` sets `failed_`, runs
+    /// `perform_stopping_check` and returns. If JS called
+    /// `process._tickCallback()`, the exception goes on through that JS:
+    /// the `finally` blocks of the frames it leaves run (an enclosing tick
+    /// throws in turn) until it reaches a native scope, where it is reported
+    /// as any exception there (`on_global_uncaught_exception`).
+    pub(crate) fn tick_threw(&mut self, handled: bool) -> Result<(), Halt> {
+        loop {
+            match self.frames.pop() {
+                Some(Frame::Tick { tick, run }) => {
+                    self.tick_finally(tick.async_id);
+                    if let TickRun::Close(scope) = run {
+                        self.on_global_uncaught_exception(handled)?;
+                        self.finish_close(*scope, true);
+                        return Ok(());
+                    }
+                }
+                Some(Frame::RunInAsyncScope { async_id }) => {
+                    self.run_in_async_scope_finally(async_id)?;
+                }
+                Some(Frame::DefaultTriggerScope {
+                    old_default_trigger_async_id,
+                }) => {
+                    self.async_hooks.async_id_fields.k_default_trigger_async_id =
+                        old_default_trigger_async_id;
+                }
+                Some(native @ Frame::Native(_)) => {
+                    self.frames.push(native);
+                    return Ok(self.on_global_uncaught_exception(handled)?);
+                }
+                None => unreachable!("JavaScript runs only inside a native scope or a Close"),
+            }
+        }
     }
 }

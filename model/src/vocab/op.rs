@@ -226,6 +226,13 @@ pub enum Op {
     ClearAsyncIdStack,
     /// Another thread calls `Environment::ExitEnv` (`worker.terminate()`).
     Stop,
+    /// `process.nextTick(cb)` where `cb` does things: when the tick runs
+    /// (at an outermost `close` or a `tick-callback`), after its
+    /// `tick N sees [..]` observation, the ops that follow run inside `cb`,
+    /// up to `end-tick` (it returns) or `uncaught-exception` (it throws).
+    NextTickBody,
+    /// The innermost tick callback (of a `next-tick-body`) returns.
+    EndTick,
 }
 
 /// Every kind of op, for coverage tables: the name used in traces.
@@ -259,6 +266,8 @@ pub const OP_KINDS: &[&str] = &[
     "entry-module",
     "timers-scope",
     "close-outer",
+    "next-tick-body",
+    "end-tick",
 ];
 
 impl Op {
@@ -300,6 +309,8 @@ impl Op {
             Op::UncaughtException { .. } => "uncaught-exception",
             Op::ClearAsyncIdStack => "clear-async-id-stack",
             Op::Stop => "stop",
+            Op::NextTickBody => "next-tick-body",
+            Op::EndTick => "end-tick",
         }
     }
 
@@ -315,6 +326,8 @@ impl Op {
     }
 
     /// Whether the op ends a frame (the innermost one, but for `close-outer`).
+    /// `end-tick` is not counted: the frame it ends is opened by whichever
+    /// op runs the tick, which the op sequence alone does not say.
     pub fn closes_frame(&self) -> bool {
         matches!(
             self,
@@ -457,7 +470,9 @@ impl fmt::Display for Op {
             | Op::DefaultTriggerAsyncId
             | Op::NewAsyncId
             | Op::ClearAsyncIdStack
-            | Op::Stop => f.write_str(k),
+            | Op::Stop
+            | Op::NextTickBody
+            | Op::EndTick => f.write_str(k),
         }
     }
 }

@@ -596,6 +596,8 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
                 .is_some(),
         },
         "tick-callback" => Op::TickCallback,
+        "next-tick-body" => Op::NextTickBody,
+        "end-tick" => Op::EndTick,
         "execution-async-id" => Op::ExecutionAsyncId,
         "trigger-async-id" => Op::TriggerAsyncId,
         "execution-async-resource" => Op::ExecutionAsyncResource,
