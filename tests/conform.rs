@@ -656,7 +656,6 @@ const NOT_WRITTEN_YET: &[&str] = &[
     "close-outer:",
     "timers-scope:",
     "an uncaught exception was thrown in a callback-scope",
-    "next-tick-body / end-tick:",
 ];
 
 fn scenarios(h: &Harness, refusals: &[&str]) -> scopecheck::conform::ScenarioReport {

@@ -132,7 +132,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
     let stack_length = env.async_hooks.fields.k_stack_length;
     let deep = st.deep && stack_length < 20;
     // (weight, kind)
-    let table: [(u64, u8); 24] = [
+    let tick_inner = matches!(innermost, Some(Frame::Tick { .. }));
+    let table: [(u64, u8); 26] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -186,9 +187,11 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (6, 18),                                              // execution-async-resource
         (2, 19),                                              // default-trigger-async-id
         (5, 20),                                              // new-async-id
-        (if native_inner { 2 } else { 0 }, 21),               // uncaught-exception
+        (if native_inner || tick_inner { 2 } else { 0 }, 21), // uncaught-exception
         (2, 22),                                              // clear-async-id-stack
         (if caps.global_callback_scope { 2 } else { 0 }, 23), // reset-global
+        (3, 24),                                              // next-tick-body
+        (if tick_inner { 8 } else { 0 }, 25),                 // end-tick
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -294,6 +297,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
             handled: rng.chance(85),
         },
         22 => Op::ClearAsyncIdStack,
+        24 => Op::NextTickBody,
+        25 => Op::EndTick,
         23 => {
             // Mostly a Global an open scope holds (what the reset is for).
             let held: Vec<ResourceId> = env
@@ -385,7 +390,7 @@ pub fn generate_with(seed: u64, max_ops: usize, capabilities: Capabilities) -> V
                     }
                 }
             }
-            Op::NextTick { .. } => st
+            Op::NextTick { .. } | Op::NextTickBody => st
                 .ids
                 .push(e2.async_hooks.async_id_fields.k_async_id_counter),
             Op::EmitInit { async_id, .. } if !st.ids.contains(async_id) => st.ids.push(*async_id),

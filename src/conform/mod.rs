@@ -238,7 +238,9 @@ fn apply_model(
             Observation::NewAsyncId(id) => Some(*id),
             _ => None,
         }),
-        Op::NextTick { .. } => Some(env.async_hooks.async_id_fields.k_async_id_counter),
+        Op::NextTick { .. } | Op::NextTickBody => {
+            Some(env.async_hooks.async_id_fields.k_async_id_counter)
+        }
         _ => None,
     };
     Ok((obs, assigned))

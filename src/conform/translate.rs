@@ -62,6 +62,9 @@ enum FrameKind {
     RunInAsyncScope,
     /// `defaultTriggerAsyncIdScope`.
     DefaultTriggerScope,
+    /// The callback of a `next-tick-body` tick, which the runtime runs as a
+    /// `frame()` up to its `et` step.
+    Tick,
 }
 
 impl FrameKind {
@@ -72,6 +75,7 @@ impl FrameKind {
             FrameKind::MakeCallback => "a make-callback",
             FrameKind::RunInAsyncScope => "a run-in-async-scope",
             FrameKind::DefaultTriggerScope => "a default-trigger-scope",
+            FrameKind::Tick => "a tick's callback",
         }
     }
 
@@ -92,6 +96,9 @@ struct Frame {
     /// A callback-scope holding its resource as a Global: the resource's
     /// number, which names the Global in the addon.
     global_key: Option<u32>,
+    /// A tick's callback: the native scope whose outermost close ran it, or
+    /// `None` when `process._tickCallback()` did.
+    tick_run: Option<FrameKind>,
 }
 
 /// What the translator can express, decided op by op, for a binary with
@@ -105,6 +112,9 @@ pub struct Checker {
     main_closed: bool,
     exited: bool,
     no_force_checks: bool,
+    /// The tick queue as far as the program's shape goes: whether each
+    /// queued tick has a body.
+    ticks: std::collections::VecDeque<bool>,
 }
 
 impl Default for Checker {
@@ -146,11 +156,13 @@ impl Checker {
                 kind: FrameKind::Main,
                 thrown: None,
                 global_key: None,
+                tick_run: None,
             }],
             index: 0,
             main_closed: false,
             exited: false,
             no_force_checks: false,
+            ticks: std::collections::VecDeque::new(),
         }
     }
 
@@ -208,22 +220,53 @@ impl Checker {
                     kind,
                     thrown: None,
                     global_key,
+                    tick_run: None,
                 })
             }
-            Shape::Close { kind, .. } => {
+            Shape::Close {
+                kind, thrown, threw, ..
+            } => {
                 self.frames.pop();
                 if kind == FrameKind::Main {
                     self.main_closed = true;
+                }
+                // The outermost close of a scope that did not fail runs the
+                // tick queue (InternalCallbackScope::Close): a bare main
+                // script's scope is never failed.
+                let failed = threw || (thrown && kind != FrameKind::Main);
+                // A tick that a Close ran runs inside that Close: its scope
+                // still counts (callback-scope depth).
+                let outermost = !(self.frames.iter()).any(|f| {
+                    f.kind.is_native() || (f.kind == FrameKind::Tick && f.tick_run.is_some())
+                });
+                if kind.is_native() && outermost && !failed {
+                    self.run_ticks(Some(kind));
                 }
             }
             Shape::Plain => match op {
                 Op::NoForceAsyncHooksChecks => self.no_force_checks = true,
                 Op::UncaughtException { handled } => {
-                    if let Some(frame) = self.frames.last_mut() {
+                    if let Some(Frame {
+                        kind: FrameKind::Tick,
+                        ..
+                    }) = self.frames.last()
+                    {
+                        // The tick threw inside the Close that ran it: the
+                        // run and that Close are over.
+                        self.frames.pop();
+                    } else if let Some(frame) = self.frames.last_mut() {
                         frame.thrown = Some(*handled);
                     }
                     if !handled {
                         self.exited = true;
+                    }
+                }
+                Op::NextTick { .. } => self.ticks.push_back(false),
+                Op::NextTickBody => self.ticks.push_back(true),
+                Op::TickCallback => self.run_ticks(None),
+                Op::EndTick => {
+                    if let Some(frame) = self.frames.pop() {
+                        self.run_ticks(frame.tick_run);
                     }
                 }
                 _ => {}
@@ -231,6 +274,23 @@ impl Checker {
         }
         self.index += 1;
         Ok(shape)
+    }
+
+    /// `processTicksAndRejections` as far as the program's shape goes: the
+    /// ticks without a body run through, the first with one opens its
+    /// callback's frame.
+    fn run_ticks(&mut self, run: Option<FrameKind>) {
+        while let Some(body) = self.ticks.pop_front() {
+            if body {
+                self.frames.push(Frame {
+                    kind: FrameKind::Tick,
+                    thrown: None,
+                    global_key: None,
+                    tick_run: run,
+                });
+                return;
+            }
+        }
     }
 
     fn check_id(&self, op: &Op, id: AsyncId) -> Result<(), Unsupported> {
@@ -430,6 +490,19 @@ impl Checker {
             }
             Op::EnterRunInAsyncScope { .. } => Ok(Shape::Open(FrameKind::RunInAsyncScope)),
             Op::EnterDefaultTriggerScope { .. } => Ok(Shape::Open(FrameKind::DefaultTriggerScope)),
+            Op::UncaughtException { .. } if innermost.kind == FrameKind::Tick => {
+                match innermost.tick_run {
+                    Some(FrameKind::Main | FrameKind::CallbackScope) => Ok(Shape::Plain),
+                    Some(_) => self.refuse(
+                        op,
+                        "next-tick-body / end-tick: an exception from a tick that a make-callback's close ran is not written yet",
+                    ),
+                    None => self.refuse(
+                        op,
+                        "next-tick-body / end-tick: an exception from a tick that process._tickCallback() ran goes on through the JS that called it; the program cannot go on with that scope's steps after it",
+                    ),
+                }
+            }
             Op::UncaughtException { .. } => {
                 if !innermost.kind.is_native() {
                     return self.refuse(
@@ -442,10 +515,15 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
-            Op::NextTickBody | Op::EndTick => self.refuse(
-                op,
-                "next-tick-body / end-tick: a tick callback with a body is not written yet",
-            ),
+            Op::EndTick => {
+                if innermost.kind != FrameKind::Tick {
+                    return self.refuse(
+                        op,
+                        format!("end-tick: the innermost frame is {}", innermost.kind.describe()),
+                    );
+                }
+                Ok(Shape::Plain)
+            }
             Op::CreateHook { .. }
             | Op::EnableHook(_)
             | Op::DisableHook(_)
@@ -454,6 +532,7 @@ impl Checker {
             | Op::EmitAfter { .. }
             | Op::EmitDestroy { .. }
             | Op::NextTick { .. }
+            | Op::NextTickBody
             | Op::TickCallback
             | Op::ExecutionAsyncId
             | Op::TriggerAsyncId
@@ -599,6 +678,11 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
             out.push_str(if *query_resource { " 1" } else { " 0" });
         }
         Op::TickCallback => out.push_str("tc"),
+        Op::NextTickBody => {
+            out.push_str("ntb");
+            model(out);
+        }
+        Op::EndTick => out.push_str("et"),
         Op::ExecutionAsyncId => out.push_str("eid"),
         Op::TriggerAsyncId => out.push_str("tid"),
         Op::ExecutionAsyncResource => out.push_str("ear"),
@@ -622,8 +706,6 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         | Op::ExitRunInAsyncScope
         | Op::EnterDefaultTriggerScope { .. }
         | Op::ExitDefaultTriggerScope
-        | Op::NextTickBody
-        | Op::EndTick
         | Op::EntryModule
         | Op::CloseOuter { .. }
         | Op::TimersScope
@@ -682,6 +764,8 @@ fn close_step(kind: FrameKind, thrown: bool, threw: bool) -> (&'static str, bool
         FrameKind::RunInAsyncScope | FrameKind::DefaultTriggerScope => ("xj", true),
         FrameKind::Main if thrown => ("xU", false),
         FrameKind::Main => ("xM", true),
+        // `end-tick` is written as a plain step; for completeness.
+        FrameKind::Tick => ("et", true),
     }
 }
 
@@ -727,7 +811,8 @@ pub fn translate(
         }
         shapes.push(shape);
     }
-    let left_open = checker.frames.iter().filter(|f| f.kind != FrameKind::Main);
+    let left_open = (checker.frames.iter())
+        .filter(|f| f.kind != FrameKind::Main && f.kind != FrameKind::Tick);
     for (&at, frame) in open.iter().rev().zip(left_open.rev()) {
         if frame.thrown.is_some() {
             verbose.insert(at);

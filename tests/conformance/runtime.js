@@ -140,6 +140,33 @@ function nextTick(model, queryResource) {
   assign(model, id);
 }
 
+// A tick with a body: its callback runs the steps up to its `et` (end-tick)
+// as a frame. It runs inside whatever ran the tick (a close, `tc`, the `et`
+// of the tick before), so the index of the last close that ran is put back
+// when it is done.
+function nextTickBody(model) {
+  let id;
+  const cb = () => {
+    W({ k: 'tick', id, e: eid(), t: tid() });
+    // An uncaught exception ended the main script before its close step
+    // (`xU`) ran: this tick runs in that Close, so that step is done.
+    if (opIndex === mainCloseIndex && closedAt !== mainCloseIndex) {
+      nextStep();
+      closedAt = mainCloseIndex;
+    }
+    const saved = closedAt;
+    try {
+      frame();
+    } finally {
+      closedAt = saved;
+    }
+  };
+  tickCallbacks.add(cb);
+  process.nextTick(cb);
+  id = aw.async_id_fields[K.kAsyncIdCounter];
+  assign(model, id);
+}
+
 const runInAsyncScope = asyncHooks.AsyncResource.prototype.runInAsyncScope;
 // AsyncResource.prototype.runInAsyncScope on the trace's resource object,
 // given the AsyncResource's two id fields.
@@ -177,6 +204,8 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 //   ei ID TYPE TRIG R|-   emitInit (TYPE percent-encoded)
 //   eb ID TRIG R|-        emitBefore      ea ID / ed ID  emitAfter / emitDestroy
 //   nt MODEL|- QUERY      process.nextTick          tc  process._tickCallback
+//   ntb MODEL|-           process.nextTick with a body: its callback runs the
+//                         steps up to its `et` (end-tick) as a frame
 //   eid tid ear dtid      the queries     new MODEL|-  newAsyncId
 //   ue HANDLED            an uncaught exception      cl  clearAsyncIdStack
 //   cs ID TRIG R CLOSE    addon.callbackScope, CLOSE the index of its close
@@ -202,6 +231,7 @@ let S = ''; // the steps
 let pc = 0; // offset in S of the next step
 let opIndex = 0; // its index in the trace
 let closedAt = -1; // index of the last close step that ran
+let mainCloseIndex = -1; // index of the main script's close step, -1 if none
 
 function nextStep() {
   const nl = S.indexOf('\n', pc);
@@ -233,6 +263,7 @@ function plain(i, t) {
     case 'ea': iah.emitAfter(I(+t[1])); break;
     case 'ed': iah.emitDestroy(I(+t[1])); break;
     case 'nt': nextTick(model(t[1]), t[2] === '1'); break;
+    case 'ntb': nextTickBody(model(t[1])); break;
     case 'tc': process._tickCallback(); break;
     case 'eid': W({ k: 'eid', v: eid() }); break;
     case 'tid': W({ k: 'tid', v: tid() }); break;
@@ -294,6 +325,10 @@ function frame() {
         W({ op: i });
         closedAt = i;
         return;
+      case 'et':
+        // The tick's callback returns: what the run does next is this op's.
+        W({ op: i });
+        return;
       case 'xt':
         W({ op: i });
         closedAt = i;
@@ -310,6 +345,7 @@ function frame() {
 // eslint-disable-next-line no-unused-vars
 function runTrace(steps, mainClose) {
   S = steps;
+  mainCloseIndex = mainClose;
   addon.loopMarker();
   if (mainClose >= 0) {
     addon.afterMain(() => {
