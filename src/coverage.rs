@@ -12,6 +12,7 @@
 use lazy::async_hooks::Top;
 use lazy::{Lazy, LazyStack, Path};
 use model::env::callback_scope::InternalCallbackScope;
+use model::env::microtasks::Microtask;
 use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{Observation, Op, ResourceView, OP_KINDS};
@@ -128,6 +129,14 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "a lazy scope opened inside a tick's callback, above the tick's JS entry",
     ),
     ("tick-threw", "a tick's callback threw (its emitAfter skipped)"),
+    (
+        "microtask-in-lazy",
+        "a microtask (queueMicrotask, promise reaction) run while a lazy scope is open",
+    ),
+    (
+        "promise-hooks-at-outermost-close",
+        "a promise reaction run with promise hooks in the checkpoint of the outermost close",
+    ),
 ];
 
 /// The index of each situation in [`SITUATIONS`], by name.
@@ -165,13 +174,15 @@ pub mod situation {
     pub const NEXT_TICK_IN_TICK: usize = 29;
     pub const LAZY_SCOPE_IN_TICK: usize = 30;
     pub const TICK_THREW: usize = 31;
+    pub const MICROTASK_IN_LAZY: usize = 32;
+    pub const PROMISE_HOOKS_AT_OUTERMOST_CLOSE: usize = 33;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 32;
-// The per-case bit set of [`Tally`] is a u32.
-const _: () = assert!(SITUATION_COUNT <= 32);
+pub const SITUATION_COUNT: usize = 34;
+// The per-case bit set of [`Tally`] is a u64.
+const _: () = assert!(SITUATION_COUNT <= 64);
 
 /// The index in [`OP_KINDS`] of `op`'s kind (`OP_KINDS[op_kind_index(op)] ==
 /// op.kind()`), without comparing strings.
@@ -215,11 +226,13 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::CloseOuter { .. } => 28,
         Op::NextTickBody => 29,
         Op::EndTick => 30,
+        Op::QueueMicrotask => 31,
+        Op::PromiseThen => 32,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 31;
+pub const OP_KIND_COUNT: usize = 33;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -310,7 +323,10 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
     if module_entry && lazies && !before.is_stopping {
         sink.hit(s::MODULE_ENTRY_WITH_LAZY);
     }
-    let in_tick = before.frames.iter().any(|f| matches!(f, Frame::Tick { .. }));
+    let in_tick = before
+        .frames
+        .iter()
+        .any(|f| matches!(f, Frame::Tick { .. }));
     if in_tick && matches!(op, Op::NextTick { .. } | Op::NextTickBody) && before.js_running() {
         sink.hit(s::NEXT_TICK_IN_TICK);
     }
@@ -336,6 +352,21 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
             .any(|f| matches!(f, Frame::Native(s) if s.resource == NativeSlot::Global(*r)));
         if held {
             sink.hit(s::GLOBAL_RESET_OPEN);
+        }
+    }
+    if let (Op::CloseScope { threw: false }, Some(scope)) = (op, innermost_native(before)) {
+        // The close runs the microtasks (the checkpoint, or runMicrotasks
+        // after its ticks) with promise hooks installed and a reaction queued.
+        let reaction =
+            (before.microtasks.queue.iter()).any(|m| matches!(m, Microtask::Reaction { .. }));
+        if before.async_callback_scope_depth == 1
+            && !scope.failed
+            && !scope.skip_task_queues
+            && !before.is_stopping
+            && before.microtasks.installed.is_some()
+            && reaction
+        {
+            sink.hit(s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE);
         }
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
@@ -400,6 +431,12 @@ pub fn classify_after(
     }
     if ah.store.k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 && ah.depth() > 16 {
         sink.hit(s::DEEP_WITH_LAZY);
+    }
+    let microtask = observations
+        .iter()
+        .any(|o| matches!(o, Observation::Microtask { .. }));
+    if microtask && ah.store.k_lazy_scopes > 0 {
+        sink.hit(s::MICROTASK_IN_LAZY);
     }
     for o in observations {
         match o {
@@ -559,7 +596,7 @@ pub struct Tally {
     pub ops: [u64; OP_KIND_COUNT],
     /// Cases ended.
     pub cases: u64,
-    current: u32,
+    current: u64,
 }
 
 impl Default for Tally {
@@ -599,7 +636,7 @@ impl Tally {
 
     /// The situations the current case met so far, as a bit set over
     /// [`SITUATIONS`].
-    pub fn current_case(&self) -> u32 {
+    pub fn current_case(&self) -> u64 {
         self.current
     }
 
@@ -684,6 +721,11 @@ mod tests {
             (s::NEXT_TICK_IN_TICK, "next-tick-in-tick"),
             (s::LAZY_SCOPE_IN_TICK, "lazy-scope-in-tick"),
             (s::TICK_THREW, "tick-threw"),
+            (s::MICROTASK_IN_LAZY, "microtask-in-lazy"),
+            (
+                s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE,
+                "promise-hooks-at-outermost-close",
+            ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

@@ -112,10 +112,14 @@ pub enum Kind {
     NextTickBody,
     /// `end-tick`: the innermost tick callback returns.
     EndTick,
+    /// `queue-microtask`.
+    QueueMicrotask,
+    /// `promise-then`.
+    PromiseThen,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 31;
+pub const KINDS: usize = 33;
 
 impl Kind {
     /// Every kind, in declaration order (`Kind::ALL[k as usize] == k`).
@@ -151,6 +155,8 @@ impl Kind {
         Kind::CloseOuter,
         Kind::NextTickBody,
         Kind::EndTick,
+        Kind::QueueMicrotask,
+        Kind::PromiseThen,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -193,6 +199,8 @@ impl Kind {
             Kind::CloseOuter => 5,
             Kind::NextTickBody => 1,
             Kind::EndTick => 6,
+            Kind::QueueMicrotask => 1,
+            Kind::PromiseThen => 3,
         }
     }
 
@@ -718,6 +726,8 @@ impl CaseGen {
             Kind::TickCallback => Op::TickCallback,
             Kind::NextTickBody => Op::NextTickBody,
             Kind::EndTick => Op::EndTick,
+            Kind::QueueMicrotask => Op::QueueMicrotask,
+            Kind::PromiseThen => Op::PromiseThen,
             Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
             Kind::TriggerAsyncId => Op::TriggerAsyncId,
             Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,

@@ -7,8 +7,8 @@
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
 use lazy::Lazy;
-use model::env::resources::{Heap, NativeSlot};
 use model::env::callback_scope::InternalCallbackScope;
+use model::env::resources::{Heap, NativeSlot};
 use model::env::ticks::TickRun;
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
 use model::vocab::{AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind};

@@ -694,6 +694,7 @@ fn scenarios_run_or_say_why_not() {
             "no Global<Object> resource holder",
             "InternalCallbackScope flags",
             "stop:",
+            "queue-microtask with no hook enabled",
         ],
     );
     assert!(report.run() >= 20, "{report}");

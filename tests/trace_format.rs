@@ -189,6 +189,8 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::Stop, "stop"),
         (Op::NextTickBody, "next-tick-body"),
         (Op::EndTick, "end-tick"),
+        (Op::QueueMicrotask, "queue-microtask"),
+        (Op::PromiseThen, "promise-then"),
     ]
 }
 
@@ -746,6 +748,8 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::TickCallback),
         Just(Op::NextTickBody),
         Just(Op::EndTick),
+        Just(Op::QueueMicrotask),
+        Just(Op::PromiseThen),
         Just(Op::ExecutionAsyncId),
         Just(Op::TriggerAsyncId),
         Just(Op::ExecutionAsyncResource),

@@ -133,7 +133,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
     let deep = st.deep && stack_length < 20;
     // (weight, kind)
     let tick_inner = matches!(innermost, Some(Frame::Tick { .. }));
-    let table: [(u64, u8); 26] = [
+    let table: [(u64, u8); 28] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -192,6 +192,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (if caps.global_callback_scope { 2 } else { 0 }, 23), // reset-global
         (3, 24),                                              // next-tick-body
         (if tick_inner { 8 } else { 0 }, 25),                 // end-tick
+        (3, 26),                                              // queue-microtask
+        (3, 27),                                              // promise-then
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -299,6 +301,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         22 => Op::ClearAsyncIdStack,
         24 => Op::NextTickBody,
         25 => Op::EndTick,
+        26 => Op::QueueMicrotask,
+        27 => Op::PromiseThen,
         23 => {
             // Mostly a Global an open scope holds (what the reset is for).
             let held: Vec<ResourceId> = env

@@ -115,6 +115,8 @@ pub struct Checker {
     /// The tick queue as far as the program's shape goes: whether each
     /// queued tick has a body.
     ticks: std::collections::VecDeque<bool>,
+    /// Hooks enabled now (`enabledHooksExist()` is whether any is).
+    enabled_hooks: std::collections::BTreeSet<model::vocab::HookId>,
 }
 
 impl Default for Checker {
@@ -163,6 +165,7 @@ impl Checker {
             exited: false,
             no_force_checks: false,
             ticks: std::collections::VecDeque::new(),
+            enabled_hooks: std::collections::BTreeSet::new(),
         }
     }
 
@@ -224,7 +227,10 @@ impl Checker {
                 })
             }
             Shape::Close {
-                kind, thrown, threw, ..
+                kind,
+                thrown,
+                threw,
+                ..
             } => {
                 self.frames.pop();
                 if kind == FrameKind::Main {
@@ -262,6 +268,12 @@ impl Checker {
                     }
                 }
                 Op::NextTick { .. } => self.ticks.push_back(false),
+                Op::EnableHook(h) => {
+                    self.enabled_hooks.insert(*h);
+                }
+                Op::DisableHook(h) => {
+                    self.enabled_hooks.remove(h);
+                }
                 Op::NextTickBody => self.ticks.push_back(true),
                 Op::TickCallback => self.run_ticks(None),
                 Op::EndTick => {
@@ -515,6 +527,17 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
+            // The binaries with the Global<Object>* CallbackScope are the
+            // Node 26 line, whose queueMicrotask has the fast path.
+            Op::QueueMicrotask
+                if self.enabled_hooks.is_empty() && !self.capabilities.global_callback_scope =>
+            {
+                self.refuse(
+                    op,
+                    "queue-microtask with no hook enabled: v20's queueMicrotask always makes an AsyncResource('Microtask') (an id, its own runInAsyncScope), the model follows Node 26's fast path (docs/findings.md)",
+                )
+            }
+            Op::QueueMicrotask => Ok(Shape::Plain),
             Op::EndTick => {
                 if innermost.kind != FrameKind::Tick {
                     return self.refuse(
@@ -533,6 +556,7 @@ impl Checker {
             | Op::EmitDestroy { .. }
             | Op::NextTick { .. }
             | Op::NextTickBody
+            | Op::PromiseThen
             | Op::TickCallback
             | Op::ExecutionAsyncId
             | Op::TriggerAsyncId
@@ -683,6 +707,8 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
             model(out);
         }
         Op::EndTick => out.push_str("et"),
+        Op::QueueMicrotask => out.push_str("qm"),
+        Op::PromiseThen => out.push_str("pt"),
         Op::ExecutionAsyncId => out.push_str("eid"),
         Op::TriggerAsyncId => out.push_str("tid"),
         Op::ExecutionAsyncResource => out.push_str("ear"),
@@ -811,8 +837,8 @@ pub fn translate(
         }
         shapes.push(shape);
     }
-    let left_open = (checker.frames.iter())
-        .filter(|f| f.kind != FrameKind::Main && f.kind != FrameKind::Tick);
+    let left_open =
+        (checker.frames.iter()).filter(|f| f.kind != FrameKind::Main && f.kind != FrameKind::Tick);
     for (&at, frame) in open.iter().rev().zip(left_open.rev()) {
         if frame.thrown.is_some() {
             verbose.insert(at);

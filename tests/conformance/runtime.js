@@ -78,6 +78,14 @@ function R(n) {
 }
 
 const tickCallbacks = new WeakSet();
+function microtask(promise) {
+  const cb = () => W({ k: 'micro', p: promise ? 1 : 0, e: eid(), t: tid() });
+  if (promise) {
+    Promise.resolve().then(cb);
+  } else {
+    queueMicrotask(cb);
+  }
+}
 function nameOf(r) {
   if (r === undefined) return 'undefined';
   if (r === topLevelResource) return 'top';
@@ -88,6 +96,10 @@ function nameOf(r) {
     return 'tick:' + r[async_id_symbol];
   }
   if (r instanceof Immediate) return 'immediate:' + r[timer_async_id_symbol];
+  if (r instanceof Promise) return 'promise:' + r[async_id_symbol];
+  // The only AsyncResource the program does not name is queueMicrotask's
+  // (its init hook runs before the callback is attached to it).
+  if (r instanceof asyncHooks.AsyncResource) return 'microtask:' + r[async_id_symbol];
   let ctor = '?';
   try {
     ctor = String(r?.constructor?.name);
@@ -204,6 +216,8 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 //   ei ID TYPE TRIG R|-   emitInit (TYPE percent-encoded)
 //   eb ID TRIG R|-        emitBefore      ea ID / ed ID  emitAfter / emitDestroy
 //   nt MODEL|- QUERY      process.nextTick          tc  process._tickCallback
+//   qm / pt               queueMicrotask / Promise.resolve().then, the callback
+//                         writes what it sees
 //   ntb MODEL|-           process.nextTick with a body: its callback runs the
 //                         steps up to its `et` (end-tick) as a frame
 //   eid tid ear dtid      the queries     new MODEL|-  newAsyncId
@@ -264,6 +278,8 @@ function plain(i, t) {
     case 'ed': iah.emitDestroy(I(+t[1])); break;
     case 'nt': nextTick(model(t[1]), t[2] === '1'); break;
     case 'ntb': nextTickBody(model(t[1])); break;
+    case 'qm': microtask(false); break;
+    case 'pt': microtask(true); break;
     case 'tc': process._tickCallback(); break;
     case 'eid': W({ k: 'eid', v: eid() }); break;
     case 'tid': W({ k: 'tid', v: tid() }); break;

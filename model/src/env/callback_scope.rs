@@ -249,8 +249,11 @@ impl<S: AsyncIdStack> Environment<S> {
             self.pop_async_callback_scope(&scope);
             return Ok(());
         }
-        // The microtask checkpoint runs here when no tick is scheduled; the
-        // model has no microtasks.
+        if !self.ticks.has_tick_scheduled {
+            // PerformCheckpoint, then perform_stopping_check (nothing stops
+            // a leaf microtask in the model).
+            self.run_microtasks()?;
+        }
         if self.async_hooks.fields.k_totals != 0
             && S::checks_outermost_close(&self.async_hooks, scope.entered)
         {

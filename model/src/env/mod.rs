@@ -18,6 +18,7 @@ pub mod exceptions;
 pub mod fields;
 pub mod hooks;
 pub mod js;
+pub mod microtasks;
 pub mod resources;
 #[cfg(loom)]
 pub mod stop;
@@ -90,6 +91,8 @@ pub struct Environment<S: AsyncIdStack> {
     pub hooks: Hooks,
     /// The nextTick queue and `TickInfo`.
     pub ticks: TickQueue,
+    /// The microtask queue and the promise hooks.
+    pub microtasks: microtasks::Microtasks,
     /// The call stack, outermost first; the first frame is the main script's scope.
     pub frames: Vec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
@@ -156,6 +159,7 @@ impl<S: AsyncIdStack> Environment<S> {
             async_hooks: AsyncHooks::new(store),
             hooks: Hooks::default(),
             ticks: TickQueue::default(),
+            microtasks: microtasks::Microtasks::default(),
             frames: Vec::new(),
             async_callback_scope_depth: 0,
             heap: resources::Heap::default(),
@@ -464,7 +468,17 @@ impl<S: AsyncIdStack> Environment<S> {
             },
             Op::TickCallback => {
                 self.require_js(op)?;
-                Ok(self.process_ticks_and_rejections(ticks::TickRun::TickCallback)?)
+                Ok(self.run_next_ticks()?)
+            }
+            Op::QueueMicrotask => {
+                self.require_js(op)?;
+                self.queue_microtask();
+                Ok(())
+            }
+            Op::PromiseThen => {
+                self.require_js(op)?;
+                self.promise_then();
+                Ok(())
             }
             Op::ExecutionAsyncId => {
                 self.require_js(op)?;

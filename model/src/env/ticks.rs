@@ -102,6 +102,9 @@ impl<S: AsyncIdStack> Environment<S> {
             self.tick_finally(async_id);
             self.emit_after_script(async_id)?;
         }
+        // runMicrotasks(); a microtask schedules no tick in the model, so the
+        // do-while ends here.
+        self.run_microtasks()?;
         self.ticks.has_tick_scheduled = false;
         match run {
             TickRun::TickCallback => Ok(()),
@@ -110,6 +113,18 @@ impl<S: AsyncIdStack> Environment<S> {
                 Ok(())
             }
         }
+    }
+
+    /// `runNextTicks()` (`process._tickCallback`): the microtasks when no
+    /// tick is scheduled, then `processTicksAndRejections` if one is.
+    pub(crate) fn run_next_ticks(&mut self) -> Result<(), Died> {
+        if !self.ticks.has_tick_scheduled {
+            self.run_microtasks()?;
+        }
+        if !self.ticks.has_tick_scheduled {
+            return Ok(());
+        }
+        self.process_ticks_and_rejections(TickRun::TickCallback)
     }
 
     /// The `finally` around a tick's callback: `emitDestroy(asyncId)` when

@@ -233,6 +233,10 @@ pub enum Op {
     NextTickBody,
     /// The innermost tick callback (of a `next-tick-body`) returns.
     EndTick,
+    /// `queueMicrotask(cb)`; the callback records what it sees.
+    QueueMicrotask,
+    /// `Promise.resolve().then(cb)`; the reaction records what it sees.
+    PromiseThen,
 }
 
 /// Every kind of op, for coverage tables: the name used in traces.
@@ -268,6 +272,8 @@ pub const OP_KINDS: &[&str] = &[
     "close-outer",
     "next-tick-body",
     "end-tick",
+    "queue-microtask",
+    "promise-then",
 ];
 
 impl Op {
@@ -311,6 +317,8 @@ impl Op {
             Op::Stop => "stop",
             Op::NextTickBody => "next-tick-body",
             Op::EndTick => "end-tick",
+            Op::QueueMicrotask => "queue-microtask",
+            Op::PromiseThen => "promise-then",
         }
     }
 
@@ -472,7 +480,9 @@ impl fmt::Display for Op {
             | Op::ClearAsyncIdStack
             | Op::Stop
             | Op::NextTickBody
-            | Op::EndTick => f.write_str(k),
+            | Op::EndTick
+            | Op::QueueMicrotask
+            | Op::PromiseThen => f.write_str(k),
         }
     }
 }

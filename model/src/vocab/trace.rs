@@ -598,6 +598,8 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
         "tick-callback" => Op::TickCallback,
         "next-tick-body" => Op::NextTickBody,
         "end-tick" => Op::EndTick,
+        "queue-microtask" => Op::QueueMicrotask,
+        "promise-then" => Op::PromiseThen,
         "execution-async-id" => Op::ExecutionAsyncId,
         "trigger-async-id" => Op::TriggerAsyncId,
         "execution-async-resource" => Op::ExecutionAsyncResource,
