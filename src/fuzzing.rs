@@ -197,6 +197,7 @@ fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
     Ok(match eager.frames.last() {
         Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
         Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
+        Some(Frame::Tick { .. }) => Op::EndTick,
         _ => Op::CloseScope {
             threw: u.ratio(1u8, 8)?,
         },
