@@ -74,6 +74,8 @@ pub struct Abstract {
     pub ticks: (Vec<(AsyncId, AsyncId, bool, bool)>, bool),
     /// Open native scopes.
     pub depth: u32,
+    /// The microtask queue and the promise hooks.
+    pub microtasks: model::env::microtasks::Microtasks,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
     pub env: (Heap, bool, Vec<AsyncId>, bool),
 }
@@ -166,6 +168,7 @@ fn abstract_env<S: AsyncIdStack>(
             s.ticks.has_tick_scheduled,
         ),
         depth: s.async_callback_scope_depth,
+        microtasks: s.microtasks.clone(),
         env: (
             s.heap.clone(),
             s.is_stopping,
@@ -220,7 +223,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
             })*
         };
     }
-    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, depth, env);
+    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, depth, microtasks, env);
     None
 }
 
@@ -280,6 +283,7 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
                 == (b.async_id, b.trigger_async_id, b.query_resource, b.body)
         })
         && e.async_callback_scope_depth == l.async_callback_scope_depth
+        && e.microtasks == l.microtasks
         && e.heap == l.heap
         && e.is_stopping == l.is_stopping
         && e.destroy_async_id_list == l.destroy_async_id_list
