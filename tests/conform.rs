@@ -650,12 +650,14 @@ fn v26_unsupported_ops_are_refused_with_a_reason() {
 /// does not write yet ([`NOT_WRITTEN_YET`]).
 /// Refusals of the translator for what the model has and the program cannot
 /// say yet: an `.mjs` entry, N-API callback scopes, a timer's scope, an addon
-/// calling JS again after its callback threw.
+/// calling JS again after its callback threw, an exception leaving a tick
+/// that `process._tickCallback()` ran.
 const NOT_WRITTEN_YET: &[&str] = &[
     "entry-module:",
     "close-outer:",
     "timers-scope:",
     "an uncaught exception was thrown in a callback-scope",
+    "an exception from a tick that process._tickCallback() ran",
 ];
 
 fn scenarios(h: &Harness, refusals: &[&str]) -> scopecheck::conform::ScenarioReport {
