@@ -12,6 +12,7 @@
 use lazy::async_hooks::Top;
 use lazy::{Lazy, LazyStack, Path};
 use model::env::callback_scope::InternalCallbackScope;
+use model::env::microtasks::Microtask;
 use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{Observation, Op, ResourceView, OP_KINDS};
@@ -139,6 +140,23 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "resource-frame-in-lazy",
         "runInAsyncScope inside a lazy scope of an AsyncResource that captured a store earlier",
     ),
+    (
+        "next-tick-in-tick",
+        "process.nextTick() inside a tick's callback (the tick runs in the same run, or nested)",
+    ),
+    (
+        "lazy-scope-in-tick",
+        "a lazy scope opened inside a tick's callback, above the tick's JS entry",
+    ),
+    ("tick-threw", "a tick's callback threw (its emitAfter skipped)"),
+    (
+        "microtask-in-lazy",
+        "a microtask (queueMicrotask, promise reaction) run while a lazy scope is open",
+    ),
+    (
+        "promise-hooks-at-outermost-close",
+        "a promise reaction run with promise hooks in the checkpoint of the outermost close",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the version profile
@@ -201,11 +219,16 @@ pub mod situation {
     pub const ALS_ENTER_WITH_IN_LAZY: usize = 31;
     pub const TICK_STORE_FROM_LAZY: usize = 32;
     pub const RESOURCE_FRAME_IN_LAZY: usize = 33;
+    pub const NEXT_TICK_IN_TICK: usize = 34;
+    pub const LAZY_SCOPE_IN_TICK: usize = 35;
+    pub const TICK_THREW: usize = 36;
+    pub const MICROTASK_IN_LAZY: usize = 37;
+    pub const PROMISE_HOOKS_AT_OUTERMOST_CLOSE: usize = 38;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 34;
+pub const SITUATION_COUNT: usize = 39;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -256,11 +279,15 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::AlsEnterWith { .. } => 33,
         Op::AlsGetStore(_) => 34,
         Op::AsyncResource(_) => 35,
+        Op::NextTickBody => 36,
+        Op::EndTick => 37,
+        Op::QueueMicrotask => 38,
+        Op::PromiseThen => 39,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 36;
+pub const OP_KIND_COUNT: usize = 40;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -351,6 +378,19 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
     if module_entry && lazies && !before.is_stopping {
         sink.hit(s::MODULE_ENTRY_WITH_LAZY);
     }
+    let in_tick = before
+        .frames
+        .iter()
+        .any(|f| matches!(f, Frame::Tick { .. }));
+    if in_tick && matches!(op, Op::NextTick { .. } | Op::NextTickBody) && before.js_running() {
+        sink.hit(s::NEXT_TICK_IN_TICK);
+    }
+    if matches!(op, Op::UncaughtException { .. })
+        && matches!(before.frames.last(), Some(Frame::Tick { .. }))
+        && before.js_running()
+    {
+        sink.hit(s::TICK_THREW);
+    }
     if matches!(op, Op::ClearAsyncIdStack) && lazies {
         sink.hit(s::CLEAR_WITH_LAZY);
     }
@@ -367,6 +407,21 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
             .any(|f| matches!(f, Frame::Native(s) if s.resource == NativeSlot::Global(*r)));
         if held {
             sink.hit(s::GLOBAL_RESET_OPEN);
+        }
+    }
+    if let (Op::CloseScope { threw: false }, Some(scope)) = (op, innermost_native(before)) {
+        // The close runs the microtasks (the checkpoint, or runMicrotasks
+        // after its ticks) with promise hooks installed and a reaction queued.
+        let reaction =
+            (before.microtasks.queue.iter()).any(|m| matches!(m, Microtask::Reaction { .. }));
+        if before.async_callback_scope_depth == 1
+            && !scope.failed
+            && !scope.skip_task_queues
+            && !before.is_stopping
+            && before.microtasks.installed.is_some()
+            && reaction
+        {
+            sink.hit(s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE);
         }
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
@@ -442,6 +497,9 @@ pub fn classify_after(
                 {
                     sink.hit(s::LAZY_ABOVE_JS);
                 }
+                if outer().any(|f| matches!(f, Frame::Tick { .. })) {
+                    sink.hit(s::LAZY_SCOPE_IN_TICK);
+                }
                 let outer_has_eager = outer().any(
                     |f| matches!(f, Frame::Native(s) if s.entered != Path::Lazy && s.pushed_ids),
                 );
@@ -459,6 +517,12 @@ pub fn classify_after(
     }
     if ah.store.k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 && ah.depth() > 16 {
         sink.hit(s::DEEP_WITH_LAZY);
+    }
+    let microtask = observations
+        .iter()
+        .any(|o| matches!(o, Observation::Microtask { .. }));
+    if microtask && ah.store.k_lazy_scopes > 0 {
+        sink.hit(s::MICROTASK_IN_LAZY);
     }
     for o in observations {
         match o {
@@ -745,6 +809,14 @@ mod tests {
             (s::ALS_ENTER_WITH_IN_LAZY, "als-enter-with-in-lazy"),
             (s::TICK_STORE_FROM_LAZY, "tick-store-from-lazy"),
             (s::RESOURCE_FRAME_IN_LAZY, "resource-frame-in-lazy"),
+            (s::NEXT_TICK_IN_TICK, "next-tick-in-tick"),
+            (s::LAZY_SCOPE_IN_TICK, "lazy-scope-in-tick"),
+            (s::TICK_THREW, "tick-threw"),
+            (s::MICROTASK_IN_LAZY, "microtask-in-lazy"),
+            (
+                s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE,
+                "promise-hooks-at-outermost-close",
+            ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

@@ -84,6 +84,12 @@ enum Kind {
     AlsGetStore,
     /// `async-resource R` (26 profile).
     AsyncResource,
+    /// `next-tick-body`: a tick whose callback runs the ops after it.
+    NextTickBody,
+    /// `queue-microtask`.
+    QueueMicrotask,
+    /// `promise-then`.
+    PromiseThen,
 }
 
 const KINDS: &[(Kind, u8)] = &[
@@ -119,6 +125,9 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::AlsEnterWith, 1),
     (Kind::AlsGetStore, 2),
     (Kind::AsyncResource, 1),
+    (Kind::NextTickBody, 2),
+    (Kind::QueueMicrotask, 1),
+    (Kind::PromiseThen, 1),
 ];
 
 fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
@@ -228,6 +237,7 @@ fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
         Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
         Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
+        Some(Frame::Tick { .. }) => Op::EndTick,
         _ => Op::CloseScope {
             threw: u.ratio(1u8, 8)?,
         },
@@ -314,6 +324,9 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         },
         Kind::AlsGetStore => Op::AlsGetStore(storage(u)?),
         Kind::AsyncResource => Op::AsyncResource(resource(u)?),
+        Kind::NextTickBody => Op::NextTickBody,
+        Kind::QueueMicrotask => Op::QueueMicrotask,
+        Kind::PromiseThen => Op::PromiseThen,
     })
 }
 

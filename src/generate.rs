@@ -120,10 +120,18 @@ pub enum Kind {
     AlsGetStore,
     /// `async-resource R` (26 profile).
     AsyncResource,
+    /// `next-tick-body`: a tick whose callback runs ops.
+    NextTickBody,
+    /// `end-tick`: the innermost tick callback returns.
+    EndTick,
+    /// `queue-microtask`.
+    QueueMicrotask,
+    /// `promise-then`.
+    PromiseThen,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 35;
+pub const KINDS: usize = 39;
 
 /// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
 pub const STORAGES: u32 = 2;
@@ -168,6 +176,10 @@ impl Kind {
         Kind::AlsEnterWith,
         Kind::AlsGetStore,
         Kind::AsyncResource,
+        Kind::NextTickBody,
+        Kind::EndTick,
+        Kind::QueueMicrotask,
+        Kind::PromiseThen,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -187,7 +199,7 @@ impl Kind {
             Kind::ResetGlobal => 1,
             Kind::CreateHook => 3,
             Kind::EnableHook => 4,
-            Kind::DisableHook => 6,
+            Kind::DisableHook => 8,
             Kind::EmitInit => 1,
             Kind::EmitBefore => 4,
             Kind::EmitAfter => 6,
@@ -214,6 +226,10 @@ impl Kind {
             Kind::AlsEnterWith => 1,
             Kind::AlsGetStore => 1,
             Kind::AsyncResource => 2,
+            Kind::NextTickBody => 1,
+            Kind::EndTick => 6,
+            Kind::QueueMicrotask => 1,
+            Kind::PromiseThen => 3,
         }
     }
 
@@ -241,6 +257,7 @@ impl Kind {
                 | Kind::Stop
                 | Kind::CloseOuter
                 | Kind::EndAlsRun
+                | Kind::EndTick
         )
     }
 }
@@ -279,7 +296,10 @@ impl Phase {
             } else {
                 let kept = matches!(
                     kind,
-                    Kind::EndRunInAsyncScope | Kind::EndDefaultTriggerScope | Kind::EndAlsRun
+                    Kind::EndRunInAsyncScope
+                        | Kind::EndDefaultTriggerScope
+                        | Kind::EndAlsRun
+                        | Kind::EndTick
                 ) || rng.random_ratio(1, 2);
                 if kept {
                     base << rng.random_range(0..4)
@@ -454,6 +474,7 @@ impl CaseGen {
             return self.native_only(eager);
         }
         let native_innermost = matches!(innermost, Some(Frame::Native(_)));
+        let tick_innermost = matches!(innermost, Some(Frame::Tick { .. }));
         let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
         let module_entry_open = !eager.program_started
             && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
@@ -474,7 +495,9 @@ impl CaseGen {
                 Kind::NoForce => first,
                 Kind::EntryModule => module_entry_open,
                 Kind::CloseOuter => !outer_scopes(eager).is_empty(),
-                Kind::Close | Kind::UncaughtException => native_innermost,
+                Kind::Close => native_innermost,
+                Kind::UncaughtException => native_innermost || tick_innermost,
+                Kind::EndTick => tick_innermost,
                 Kind::CloseThrew => native_innermost && !bare_innermost,
                 Kind::EndRunInAsyncScope => {
                     matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
@@ -529,6 +552,7 @@ impl CaseGen {
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
             Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
+            Some(Frame::Tick { .. }) => Op::EndTick,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -557,6 +581,7 @@ impl CaseGen {
             Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
             Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
+            Some(Frame::Tick { .. }) => Op::EndTick,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -618,6 +643,7 @@ impl CaseGen {
                     Frame::DefaultTriggerScope {
                         old_default_trigger_async_id,
                     } => *old_default_trigger_async_id,
+                    Frame::Tick { tick, .. } => tick.async_id,
                 },
             },
             7 => {
@@ -769,6 +795,10 @@ impl CaseGen {
                 query_resource: self.rng.random(),
             },
             Kind::TickCallback => Op::TickCallback,
+            Kind::NextTickBody => Op::NextTickBody,
+            Kind::EndTick => Op::EndTick,
+            Kind::QueueMicrotask => Op::QueueMicrotask,
+            Kind::PromiseThen => Op::PromiseThen,
             Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
             Kind::TriggerAsyncId => Op::TriggerAsyncId,
             Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,

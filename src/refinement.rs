@@ -7,8 +7,10 @@
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
 use lazy::Lazy;
+use model::env::callback_scope::InternalCallbackScope;
 use model::env::context_frame::ContextFrame;
 use model::env::resources::{Heap, NativeSlot};
+use model::env::ticks::TickRun;
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
 use model::vocab::{
     AlsId, AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind, StoreValue,
@@ -53,6 +55,9 @@ pub enum AbstractFrame {
     /// Inside `als.run` / `als.exit`: the storage, the prior store, whether
     /// the `finally` enters it again.
     AlsRun(AlsId, Option<StoreValue>, bool),
+    /// Inside a tick's callback: the tick (id, trigger), the closing scope
+    /// that called the run, if `Close` did, and the prior frame.
+    Tick(AsyncId, AsyncId, Option<Box<AbstractFrame>>, ContextFrame),
 }
 
 /// Eager Node's state, as both sides can be mapped to it.
@@ -73,8 +78,8 @@ pub struct Abstract {
     pub frames: Vec<AbstractFrame>,
     /// Hooks created; hooks active in order; the trampoline installed.
     pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
-    /// Queued ticks (id, trigger, query, frame) and kHasTickScheduled.
-    pub ticks: (Vec<(AsyncId, AsyncId, bool, ContextFrame)>, bool),
+    /// Queued ticks (id, trigger, query, frame, body) and kHasTickScheduled.
+    pub ticks: (Vec<(AsyncId, AsyncId, bool, ContextFrame, bool)>, bool),
     /// The current `AsyncContextFrame`, the frame each AsyncResource
     /// captured, and the version profile.
     pub context: (
@@ -84,6 +89,8 @@ pub struct Abstract {
     ),
     /// Open native scopes.
     pub depth: u32,
+    /// The microtask queue and the promise hooks.
+    pub microtasks: model::env::microtasks::Microtasks,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
     pub env: (Heap, bool, Vec<AsyncId>, bool),
 }
@@ -97,20 +104,7 @@ fn trim(mut v: Vec<Option<NativeSlot>>) -> Vec<Option<NativeSlot>> {
 
 fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
     match frame {
-        Frame::Native(sc) => AbstractFrame::Native {
-            kind: sc.kind,
-            context: sc.async_context,
-            resource: sc.resource,
-            skip_hooks: sc.skip_hooks,
-            skip_task_queues: sc.skip_task_queues,
-            failed: sc.failed,
-            pushed_ids: sc.pushed_ids,
-            trampoline: sc.trampoline.map(|t| t.resource),
-            main_script: sc.main_script,
-            run_timers: sc.run_timers,
-            threw: sc.threw,
-            prior_context_frame: sc.prior_context_frame.clone(),
-        },
+        Frame::Native(sc) => abstract_scope(sc),
         Frame::RunInAsyncScope {
             async_id,
             prior_context_frame,
@@ -123,6 +117,36 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
         Frame::DefaultTriggerScope {
             old_default_trigger_async_id,
         } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
+        Frame::Tick {
+            tick,
+            run,
+            prior_context_frame,
+        } => AbstractFrame::Tick(
+            tick.async_id,
+            tick.trigger_async_id,
+            match run {
+                TickRun::Close(sc) => Some(Box::new(abstract_scope(sc))),
+                TickRun::TickCallback => None,
+            },
+            prior_context_frame.clone(),
+        ),
+    }
+}
+
+fn abstract_scope<S: AsyncIdStack>(sc: &InternalCallbackScope<S>) -> AbstractFrame {
+    AbstractFrame::Native {
+        kind: sc.kind,
+        context: sc.async_context,
+        resource: sc.resource,
+        skip_hooks: sc.skip_hooks,
+        skip_task_queues: sc.skip_task_queues,
+        failed: sc.failed,
+        pushed_ids: sc.pushed_ids,
+        trampoline: sc.trampoline.map(|t| t.resource),
+        main_script: sc.main_script,
+        run_timers: sc.run_timers,
+        threw: sc.threw,
+        prior_context_frame: sc.prior_context_frame.clone(),
     }
 }
 
@@ -172,6 +196,7 @@ fn abstract_env<S: AsyncIdStack>(
                         t.trigger_async_id,
                         t.query_resource,
                         t.context_frame.clone(),
+                        t.body,
                     )
                 })
                 .collect(),
@@ -183,6 +208,7 @@ fn abstract_env<S: AsyncIdStack>(
             s.version,
         ),
         depth: s.async_callback_scope_depth,
+        microtasks: s.microtasks.clone(),
         env: (
             s.heap.clone(),
             s.is_stopping,
@@ -237,7 +263,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
             })*
         };
     }
-    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, context, depth, env);
+    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, context, depth, microtasks, env);
     None
 }
 
@@ -298,17 +324,20 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
                 a.trigger_async_id,
                 a.query_resource,
                 &a.context_frame,
+                a.body,
             ) == (
                 b.async_id,
                 b.trigger_async_id,
                 b.query_resource,
                 &b.context_frame,
+                b.body,
             )
         })
         && e.context_frame == l.context_frame
         && e.async_resource_frames == l.async_resource_frames
         && e.version == l.version
         && e.async_callback_scope_depth == l.async_callback_scope_depth
+        && e.microtasks == l.microtasks
         && e.heap == l.heap
         && e.is_stopping == l.is_stopping
         && e.destroy_async_id_list == l.destroy_async_id_list

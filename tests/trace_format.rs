@@ -207,6 +207,10 @@ fn every_form() -> Vec<(Op, &'static str)> {
         ),
         (Op::AlsGetStore(AlsId(7)), "als-get-store A7"),
         (Op::AsyncResource(ResourceId(3)), "async-resource R3"),
+        (Op::NextTickBody, "next-tick-body"),
+        (Op::EndTick, "end-tick"),
+        (Op::QueueMicrotask, "queue-microtask"),
+        (Op::PromiseThen, "promise-then"),
     ]
 }
 
@@ -777,6 +781,10 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::ExitDefaultTriggerScope),
         any::<bool>().prop_map(|query_resource| Op::NextTick { query_resource }),
         Just(Op::TickCallback),
+        Just(Op::NextTickBody),
+        Just(Op::EndTick),
+        Just(Op::QueueMicrotask),
+        Just(Op::PromiseThen),
         Just(Op::ExecutionAsyncId),
         Just(Op::TriggerAsyncId),
         Just(Op::ExecutionAsyncResource),

@@ -150,7 +150,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         .collect();
     // (weight, kind)
     let frames = caps.async_context_frame;
-    let table: [(u64, u8); 32] = [
+    let tick_inner = matches!(innermost, Some(Frame::Tick { .. }));
+    let table: [(u64, u8); 36] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -204,7 +205,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (6, 18),                                              // execution-async-resource
         (2, 19),                                              // default-trigger-async-id
         (5, 20),                                              // new-async-id
-        (if native_inner { 2 } else { 0 }, 21),               // uncaught-exception
+        (if native_inner || tick_inner { 2 } else { 0 }, 21), // uncaught-exception
         (2, 22),                                              // clear-async-id-stack
         (if caps.global_callback_scope { 2 } else { 0 }, 23), // reset-global
         (if depth == 0 { 14 } else { 0 }, 24),                // timers-scope
@@ -233,6 +234,10 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (if frames { 3 } else { 0 }, 29), // als-enter-with
         (if frames { 6 } else { 0 }, 30), // als-get-store
         (if frames { 2 } else { 0 }, 31), // async-resource
+        (3, 32),                          // next-tick-body
+        (if tick_inner { 8 } else { 0 }, 33), // end-tick
+        (3, 34),                          // queue-microtask
+        (3, 35),                          // promise-then
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -356,6 +361,10 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
                 _ => Op::ResetGlobal(resource(rng)),
             }
         }
+        32 => Op::NextTickBody,
+        33 => Op::EndTick,
+        34 => Op::QueueMicrotask,
+        35 => Op::PromiseThen,
         24 => Op::TimersScope,
         25 => match rng.pick(&outer_targets) {
             Some(outer) => Op::CloseOuter { outer },
@@ -488,7 +497,7 @@ pub fn generate_with(seed: u64, max_ops: usize, capabilities: Capabilities) -> V
                     }
                 }
             }
-            Op::NextTick { .. } => st
+            Op::NextTick { .. } | Op::NextTickBody => st
                 .ids
                 .push(e2.async_hooks.async_id_fields.k_async_id_counter),
             Op::EmitInit { async_id, .. } if !st.ids.contains(async_id) => st.ids.push(*async_id),
@@ -515,7 +524,8 @@ mod tests {
             assert_eq!(a, generate(seed, DEFAULT_MAX_OPS));
             assert!(a.len() <= DEFAULT_MAX_OPS + 1);
             assert!(super::super::translate::check(&a).is_ok(), "seed {seed}");
-            let mut env = Eager::new();
+            // `generate` draws for v20, whose profile the trace need not name.
+            let mut env = Eager::for_version(model::vocab::NodeVersion::V20);
             for op in &a {
                 assert!(env.apply(op).is_ok(), "seed {seed}: {op}");
             }

@@ -219,6 +219,7 @@ fn closing_op(frame: &model::env::Frame<model::eager::EagerStack>) -> Op {
         model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
         model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
+        model::env::Frame::Tick { .. } => Op::EndTick,
     }
 }
 
@@ -240,7 +241,9 @@ fn apply_model(
             Observation::NewAsyncId(id) => Some(*id),
             _ => None,
         }),
-        Op::NextTick { .. } => Some(env.async_hooks.async_id_fields.k_async_id_counter),
+        Op::NextTick { .. } | Op::NextTickBody => {
+            Some(env.async_hooks.async_id_fields.k_async_id_counter)
+        }
         _ => None,
     };
     Ok((obs, assigned))

@@ -120,6 +120,19 @@ impl Renamer {
                         return Ok(ResourceView::TickObject(self.map(id as AsyncId)));
                     }
                 }
+                for (prefix, view) in [
+                    (
+                        "microtask:",
+                        ResourceView::Microtask as fn(AsyncId) -> ResourceView,
+                    ),
+                    ("promise:", ResourceView::Promise),
+                ] {
+                    if let Some(id) = s.strip_prefix(prefix).and_then(|n| n.parse::<f64>().ok()) {
+                        if id.fract() == 0.0 {
+                            return Ok(view(self.map(id as AsyncId)));
+                        }
+                    }
+                }
                 if let Some(id) = s
                     .strip_prefix("immediate:")
                     .and_then(|n| n.parse::<f64>().ok())
@@ -164,6 +177,11 @@ impl Renamer {
                 als: als_name(v.get("a"))?,
                 value: store_value(v.get("v").unwrap_or(&Value::Null))?,
             }),
+            "micro" => Ok(Observation::Microtask {
+                promise: v.get("p").and_then(Value::as_u64) == Some(1),
+                execution_async_id: self.id(v.get("e"))?,
+                trigger_async_id: self.id(v.get("t"))?,
+            }),
             "hook" => {
                 let h = v.get("h").and_then(Value::as_str).unwrap_or("");
                 let hook = h
@@ -193,6 +211,7 @@ impl Renamer {
                     "before" => HookEvent::Before(async_id),
                     "after" => HookEvent::After(async_id),
                     "destroy" => HookEvent::Destroy(async_id),
+                    "promiseResolve" => HookEvent::PromiseResolve(async_id),
                     other => return Err(format!("{hook}.{other}({async_id})")),
                 };
                 Ok(Observation::Hook {

@@ -86,6 +86,9 @@ enum FrameKind {
     Timers,
     /// `als.run` / `als.exit`.
     AlsRun,
+    /// The callback of a `next-tick-body` tick, which the runtime runs as a
+    /// `frame()` up to its `et` step.
+    Tick,
 }
 
 impl FrameKind {
@@ -98,6 +101,7 @@ impl FrameKind {
             FrameKind::DefaultTriggerScope => "a default-trigger-scope",
             FrameKind::Timers => "RunTimers' scope",
             FrameKind::AlsRun => "an als-run",
+            FrameKind::Tick => "a tick's callback",
         }
     }
 
@@ -132,6 +136,9 @@ struct Frame {
     /// Closed out of order by a `close-outer`: gone in the model; in the
     /// program its JS frame returns once the frames inside it have ended.
     closed_early: bool,
+    /// A tick's callback: the native scope whose outermost close ran it, or
+    /// `None` when `process._tickCallback()` did.
+    tick_run: Option<FrameKind>,
 }
 
 impl Frame {
@@ -143,6 +150,7 @@ impl Frame {
             global_key,
             open_index,
             closed_early: false,
+            tick_run: None,
         }
     }
 }
@@ -168,6 +176,9 @@ pub struct Checker {
     /// when it was made), so an exception from then on does not go where
     /// Node's async-context code decides; exceptions are refused.
     try_catch_chain_broken: bool,
+    /// The tick queue as far as the program's shape goes: whether each
+    /// queued tick has a body.
+    ticks: std::collections::VecDeque<bool>,
 }
 
 impl Default for Checker {
@@ -218,6 +229,7 @@ impl Checker {
             module_entry: false,
             started: false,
             try_catch_chain_broken: false,
+            ticks: std::collections::VecDeque::new(),
         }
     }
 
@@ -278,14 +290,35 @@ impl Checker {
                 };
                 self.frames.push(Frame::new(kind, self.index, global_key))
             }
-            Shape::Close { kind, .. } => {
-                self.frames.pop();
+            Shape::Close {
+                kind,
+                thrown,
+                threw,
+                ..
+            } => {
+                // node::CallbackScope's TryCatch caught an exception: its
+                // destructor marks the scope failed.
+                let caught = (self.frames.pop())
+                    .is_some_and(|f| f.had_exception && f.kind == FrameKind::CallbackScope);
                 // Frames closed out of order end with the last frame inside them.
                 while self.frames.last().is_some_and(|f| f.closed_early) {
                     self.frames.pop();
                 }
                 if kind == FrameKind::Main {
                     self.main_closed = true;
+                }
+                // The outermost close of a scope that did not fail runs the
+                // tick queue (InternalCallbackScope::Close): a bare main
+                // script's scope is never failed.
+                let failed = threw || caught || (thrown && kind != FrameKind::Main);
+                // A tick that a Close ran runs inside that Close: its scope
+                // still counts (callback-scope depth).
+                let outermost = !(self.frames.iter()).any(|f| {
+                    (f.kind.is_native() && !f.closed_early)
+                        || (f.kind == FrameKind::Tick && f.tick_run.is_some())
+                });
+                if kind.is_native() && outermost && !failed {
+                    self.run_ticks(Some(kind));
                 }
             }
             Shape::CloseOuter { frame, .. } => {
@@ -296,7 +329,11 @@ impl Checker {
                 Op::NoForceAsyncHooksChecks => self.no_force_checks = true,
                 Op::EntryModule => self.module_entry = true,
                 Op::UncaughtException { handled } => {
-                    if let Some(frame) = self.frames.last_mut() {
+                    if let Some(FrameKind::Tick) = self.frames.last().map(|f| f.kind) {
+                        // The tick threw inside the Close that ran it: the
+                        // run and that Close are over.
+                        self.frames.pop();
+                    } else if let Some(frame) = self.frames.last_mut() {
                         match frame.kind {
                             // JS goes on in the scope (see `shape`).
                             FrameKind::CallbackScope | FrameKind::Timers => {
@@ -309,6 +346,14 @@ impl Checker {
                         self.exited = true;
                     }
                 }
+                Op::NextTick { .. } => self.ticks.push_back(false),
+                Op::NextTickBody => self.ticks.push_back(true),
+                Op::TickCallback => self.run_ticks(None),
+                Op::EndTick => {
+                    if let Some(frame) = self.frames.pop() {
+                        self.run_ticks(frame.tick_run);
+                    }
+                }
                 _ => {}
             },
         }
@@ -317,6 +362,21 @@ impl Checker {
         }
         self.index += 1;
         Ok(shape)
+    }
+
+    /// `processTicksAndRejections` as far as the program's shape goes: the
+    /// ticks without a body run through, the first with one opens its
+    /// callback's frame.
+    fn run_ticks(&mut self, run: Option<FrameKind>) {
+        while let Some(body) = self.ticks.pop_front() {
+            if body {
+                self.frames.push(Frame {
+                    tick_run: run,
+                    ..Frame::new(FrameKind::Tick, self.index, None)
+                });
+                return;
+            }
+        }
     }
 
     fn check_id(&self, op: &Op, id: AsyncId) -> Result<(), Unsupported> {
@@ -619,6 +679,25 @@ impl Checker {
             }
             Op::EnterRunInAsyncScope { .. } => Ok(Shape::Open(FrameKind::RunInAsyncScope)),
             Op::EnterDefaultTriggerScope { .. } => Ok(Shape::Open(FrameKind::DefaultTriggerScope)),
+            Op::UncaughtException { .. } if innermost.kind == FrameKind::Tick => {
+                if self.try_catch_chain_broken {
+                    return self.refuse(
+                        op,
+                        "uncaught-exception after a close-outer: V8's TryCatch chain no longer holds the TryCatches made inside the deleted N-API scope, so where the exception goes is not Node's async-context code's doing",
+                    );
+                }
+                match innermost.tick_run {
+                    Some(FrameKind::Main | FrameKind::CallbackScope) => Ok(Shape::Plain),
+                    Some(_) => self.refuse(
+                        op,
+                        "next-tick-body / end-tick: an exception from a tick that a make-callback's close ran is not written yet",
+                    ),
+                    None => self.refuse(
+                        op,
+                        "next-tick-body / end-tick: an exception from a tick that process._tickCallback() ran goes on through the JS that called it; the program cannot go on with that scope's steps after it",
+                    ),
+                }
+            }
             Op::UncaughtException { .. } => {
                 if !innermost.kind.is_native() {
                     return self.refuse(
@@ -643,6 +722,20 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
+            Op::QueueMicrotask | Op::PromiseThen if self.module_entry => self.refuse(
+                op,
+                "queue-microtask / promise-then in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe",
+            ),
+            Op::QueueMicrotask => Ok(Shape::Plain),
+            Op::EndTick => {
+                if innermost.kind != FrameKind::Tick {
+                    return self.refuse(
+                        op,
+                        format!("end-tick: the innermost frame is {}", innermost.kind.describe()),
+                    );
+                }
+                Ok(Shape::Plain)
+            }
             Op::CreateHook { .. }
             | Op::EnableHook(_)
             | Op::DisableHook(_)
@@ -651,6 +744,8 @@ impl Checker {
             | Op::EmitAfter { .. }
             | Op::EmitDestroy { .. }
             | Op::NextTick { .. }
+            | Op::NextTickBody
+            | Op::PromiseThen
             | Op::TickCallback
             | Op::ExecutionAsyncId
             | Op::TriggerAsyncId
@@ -802,6 +897,13 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
             out.push_str(if *query_resource { " 1" } else { " 0" });
         }
         Op::TickCallback => out.push_str("tc"),
+        Op::NextTickBody => {
+            out.push_str("ntb");
+            model(out);
+        }
+        Op::EndTick => out.push_str("et"),
+        Op::QueueMicrotask => out.push_str("qm"),
+        Op::PromiseThen => out.push_str("pt"),
         Op::ExecutionAsyncId => out.push_str("eid"),
         Op::TriggerAsyncId => out.push_str("tid"),
         Op::ExecutionAsyncResource => out.push_str("ear"),
@@ -902,6 +1004,8 @@ fn close_step(kind: FrameKind, thrown: bool, threw: bool) -> (&'static str, bool
         FrameKind::Timers => ("xT", true),
         FrameKind::Main if thrown => ("xU", false),
         FrameKind::Main => ("xM", true),
+        // `end-tick` is written as a plain step; for completeness.
+        FrameKind::Tick => ("et", true),
     }
 }
 

@@ -96,6 +96,14 @@ function R(n) {
 }
 
 const tickCallbacks = new WeakSet();
+function microtask(promise) {
+  const cb = () => W({ k: 'micro', p: promise ? 1 : 0, e: eid(), t: tid() });
+  if (promise) {
+    Promise.resolve().then(cb);
+  } else {
+    queueMicrotask(cb);
+  }
+}
 function nameOf(r) {
   if (r === undefined) return 'undefined';
   if (r === topLevelResource) return 'top';
@@ -107,6 +115,10 @@ function nameOf(r) {
     return 'tick:' + r[async_id_symbol];
   }
   if (r instanceof Immediate) return 'immediate:' + r[timer_async_id_symbol];
+  if (r instanceof Promise) return 'promise:' + r[async_id_symbol];
+  // The only AsyncResource the program does not name is queueMicrotask's
+  // (its init hook runs before the callback is attached to it).
+  if (r instanceof asyncHooks.AsyncResource) return 'microtask:' + r[async_id_symbol];
   let ctor = '?';
   try {
     ctor = String(r?.constructor?.name);
@@ -172,6 +184,33 @@ function nextTick(model, queryResource) {
   tickCallbacks.add(cb);
   process.nextTick(cb);
   // nextTick took newAsyncId(): the counter is now the tick's id.
+  id = aw.async_id_fields[K.kAsyncIdCounter];
+  assign(model, id);
+}
+
+// A tick with a body: its callback runs the steps up to its `et` (end-tick)
+// as a frame. It runs inside whatever ran the tick (a close, `tc`, the `et`
+// of the tick before), so the index of the last close that ran is put back
+// when it is done.
+function nextTickBody(model) {
+  let id;
+  const cb = () => {
+    W({ k: 'tick', id, e: eid(), t: tid() });
+    // An uncaught exception ended the main script before its close step
+    // (`xU`) ran: this tick runs in that Close, so that step is done.
+    if (opIndex === mainCloseIndex && closedAt !== mainCloseIndex) {
+      nextStep();
+      closedAt = mainCloseIndex;
+    }
+    const saved = closedAt;
+    try {
+      frame();
+    } finally {
+      closedAt = saved;
+    }
+  };
+  tickCallbacks.add(cb);
+  process.nextTick(cb);
   id = aw.async_id_fields[K.kAsyncIdCounter];
   assign(model, id);
 }
@@ -280,6 +319,10 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 //   ei ID TYPE TRIG R|-   emitInit (TYPE percent-encoded)
 //   eb ID TRIG R|-        emitBefore      ea ID / ed ID  emitAfter / emitDestroy
 //   nt MODEL|- QUERY      process.nextTick          tc  process._tickCallback
+//   qm / pt               queueMicrotask / Promise.resolve().then, the callback
+//                         writes what it sees
+//   ntb MODEL|-           process.nextTick with a body: its callback runs the
+//                         steps up to its `et` (end-tick) as a frame
 //   eid tid ear dtid      the queries     new MODEL|-  newAsyncId
 //   ue HANDLED            an uncaught exception      cl  clearAsyncIdStack
 //   cs ID TRIG R CLOSE    addon.callbackScope, CLOSE the index of its close
@@ -316,6 +359,7 @@ let S = ''; // the steps
 let pc = 0; // offset in S of the next step
 let opIndex = 0; // its index in the trace
 let closedAt = -1; // index of the last close step that ran
+let mainCloseIndex = -1; // index of the main script's close step, -1 if none
 
 function nextStep() {
   const nl = S.indexOf('\n', pc);
@@ -348,6 +392,9 @@ function plain(i, t) {
     case 'ea': iah.emitAfter(I(+t[1])); break;
     case 'ed': iah.emitDestroy(I(+t[1])); break;
     case 'nt': nextTick(model(t[1]), t[2] === '1'); break;
+    case 'ntb': nextTickBody(model(t[1])); break;
+    case 'qm': microtask(false); break;
+    case 'pt': microtask(true); break;
     case 'tc': process._tickCallback(); break;
     case 'eid': W({ k: 'eid', v: eid() }); break;
     case 'tid': W({ k: 'tid', v: tid() }); break;
@@ -451,6 +498,10 @@ function frame(self) {
         W({ op: i });
         closedAt = i;
         return;
+      case 'et':
+        // The tick's callback returns: what the run does next is this op's.
+        W({ op: i });
+        return;
       case 'xt':
         W({ op: i });
         closedAt = i;
@@ -481,6 +532,7 @@ function runTrace(steps, mainClose, flags) {
     napiEnv = napi.env();
   }
   if (flags.includes('t')) installTimers();
+  mainCloseIndex = mainClose;
   addon.loopMarker();
   if (mainClose >= 0) {
     addon.afterMain(() => {

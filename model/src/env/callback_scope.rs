@@ -3,6 +3,7 @@
 
 use super::context_frame::ContextFrame;
 use super::resources::{NativeSlot, ScopeSerial};
+use super::ticks::TickRun;
 use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{
     AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
@@ -207,22 +208,45 @@ impl<S: AsyncIdStack> Environment<S> {
         self.destroy_scope(scope)
     }
 
-    /// `~InternalCallbackScope`: `Close()`, then `PopAsyncCallbackScope`.
-    fn destroy_scope(&mut self, mut scope: InternalCallbackScope<S>) -> Result<(), Halt> {
-        let result = self.internal_callback_scope_close(&mut scope);
-        self.async_callback_scope_depth -= 1;
-        self.heap.live_scopes.remove(&scope.serial);
-        Ok(result?)
+    /// `~InternalCallbackScope`: `Close()`, then `PopAsyncCallbackScope`
+    /// (which [`Self::finish_close`] does, now or when a tick run that
+    /// `Close` started ends).
+    fn destroy_scope(&mut self, scope: InternalCallbackScope<S>) -> Result<(), Halt> {
+        Ok(self.internal_callback_scope_close(scope)?)
     }
 
-    /// `InternalCallbackScope::Close` (`src/api/callback.cc`).
+    /// The end of `InternalCallbackScope::Close` after the tick callback, and
+    /// the destructor's `PopAsyncCallbackScope`: `failed_` if the tick
+    /// callback's `Call` came back empty (`threw`), `perform_stopping_check`
+    /// (clear the stack if stopping), then the scope is gone.
+    pub(crate) fn finish_close(&mut self, mut scope: InternalCallbackScope<S>, threw: bool) {
+        if threw {
+            scope.failed = true;
+        }
+        if self.stopping() {
+            scope.failed = true;
+            S::clear_async_id_stack(&mut self.async_hooks, false);
+        }
+        self.pop_async_callback_scope(&scope);
+    }
+
+    /// `Environment::PopAsyncCallbackScope` in the destructor: the scope has
+    /// returned, its `Local<Object>` with it.
+    fn pop_async_callback_scope(&mut self, scope: &InternalCallbackScope<S>) {
+        self.async_callback_scope_depth -= 1;
+        self.heap.live_scopes.remove(&scope.serial);
+    }
+
+    /// `InternalCallbackScope::Close` (`src/api/callback.cc`), up to the tick
+    /// callback, which may stop in a tick's body ([`TickRun::Close`]).
     fn internal_callback_scope_close(
         &mut self,
-        scope: &mut InternalCallbackScope<S>,
+        mut scope: InternalCallbackScope<S>,
     ) -> Result<(), Died> {
         if self.stopping() {
             scope.failed = true;
             S::clear_async_id_stack(&mut self.async_hooks, false);
+            self.pop_async_callback_scope(&scope);
             return Ok(());
         }
         let async_id = scope.async_context.async_id;
@@ -237,14 +261,15 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.context_frame = std::mem::take(&mut scope.prior_context_frame);
             }
         }
-        if scope.failed {
+        if scope.failed || self.async_callback_scope_depth > 1 || scope.skip_task_queues {
+            self.pop_async_callback_scope(&scope);
             return Ok(());
         }
-        if self.async_callback_scope_depth > 1 || scope.skip_task_queues {
-            return Ok(());
+        if !self.ticks.has_tick_scheduled {
+            // PerformCheckpoint, then perform_stopping_check (nothing stops
+            // a leaf microtask in the model).
+            self.run_microtasks()?;
         }
-        // The microtask checkpoint runs here when no tick is scheduled; the
-        // model has no microtasks.
         if self.async_hooks.fields.k_totals != 0
             && S::checks_outermost_close(&self.async_hooks, scope.entered)
         {
@@ -261,9 +286,10 @@ impl<S: AsyncIdStack> Environment<S> {
             }
         }
         if !self.ticks.has_tick_scheduled {
+            self.pop_async_callback_scope(&scope);
             return Ok(());
         }
         self.async_hooks.cost.crossings += 1;
-        self.process_ticks_and_rejections()
+        self.process_ticks_and_rejections(TickRun::Close(Box::new(scope)))
     }
 }

@@ -74,6 +74,7 @@ impl<S: AsyncIdStack> Environment<S> {
             f.k_check += 1;
             self.hooks.trampoline_installed = true;
         }
+        self.update_promise_hook_mode();
         Ok(())
     }
 
@@ -96,11 +97,12 @@ impl<S: AsyncIdStack> Environment<S> {
         if prev_totals > 0 && f.k_totals == 0 {
             f.k_check -= 1;
             self.hooks.trampoline_installed = false;
+            self.disable_promise_hook_later();
         }
         Ok(())
     }
 
-    fn observe_hook(&mut self, hook: HookId, event: HookEvent) {
+    pub(crate) fn observe_hook(&mut self, hook: HookId, event: HookEvent) {
         let ids = &self.async_hooks.async_id_fields;
         self.out.push(Observation::Hook {
             hook,

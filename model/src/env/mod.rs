@@ -20,6 +20,7 @@ pub mod exceptions;
 pub mod fields;
 pub mod hooks;
 pub mod js;
+pub mod microtasks;
 pub mod resources;
 #[cfg(loom)]
 pub mod stop;
@@ -71,6 +72,19 @@ pub enum Frame<S: AsyncIdStack> {
         /// enters `prior` again.
         entered: bool,
     },
+    /// Inside the callback of a tick with a body (`next-tick-body`), which
+    /// `processTicksAndRejections` called between its `emitBefore` and its
+    /// `emitAfter` (`lib/internal/process/task_queues.js`); ended by
+    /// `end-tick` or by an exception.
+    Tick {
+        /// The tick object (`tock`).
+        tick: ticks::TickObject,
+        /// Who called the tick callback: where the run returns.
+        run: ticks::TickRun<S>,
+        /// `priorContextFrame`, set back after the tick's `emitAfter`
+        /// (Node 26; not in a `finally`).
+        prior_context_frame: ContextFrame,
+    },
 }
 
 impl<S: AsyncIdStack> Frame<S> {
@@ -83,6 +97,7 @@ impl<S: AsyncIdStack> Frame<S> {
             Frame::RunInAsyncScope { async_id, .. } => format!("run-in-async-scope {async_id}"),
             Frame::DefaultTriggerScope { .. } => "default-trigger-scope".to_string(),
             Frame::AlsRun { als, .. } => format!("als-run {als} (or als-exit)"),
+            Frame::Tick { tick, .. } => format!("the callback of tick {}", tick.async_id),
         }
     }
 }
@@ -97,6 +112,8 @@ pub struct Environment<S: AsyncIdStack> {
     pub hooks: Hooks,
     /// The nextTick queue and `TickInfo`.
     pub ticks: TickQueue,
+    /// The microtask queue and the promise hooks.
+    pub microtasks: microtasks::Microtasks,
     /// The call stack, outermost first; the first frame is the main script's scope.
     pub frames: Vec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
@@ -171,6 +188,7 @@ impl<S: AsyncIdStack> Environment<S> {
             async_hooks: AsyncHooks::new(store),
             hooks: Hooks::default(),
             ticks: TickQueue::default(),
+            microtasks: microtasks::Microtasks::default(),
             frames: Vec::new(),
             async_callback_scope_depth: 0,
             heap: resources::Heap::default(),
@@ -247,6 +265,10 @@ impl<S: AsyncIdStack> Environment<S> {
         let open: Vec<ScopeSerial> = (self.frames.iter())
             .filter_map(|f| match f {
                 Frame::Native(s) => Some(s.serial),
+                Frame::Tick {
+                    run: ticks::TickRun::Close(s),
+                    ..
+                } => Some(s.serial),
                 _ => None,
             })
             .collect();
@@ -254,10 +276,16 @@ impl<S: AsyncIdStack> Environment<S> {
             (open.iter().position(|&o| o == serial)).map_or(ScopeSerial::MAX, |i| i as ScopeSerial)
         };
         for frame in &mut self.frames {
-            if let Frame::Native(s) = frame {
-                s.serial = rename(s.serial);
-                s.resource = s.resource.renamed(&rename);
-            }
+            let scope = match frame {
+                Frame::Native(s) => s,
+                Frame::Tick {
+                    run: ticks::TickRun::Close(s),
+                    ..
+                } => s.as_mut(),
+                _ => continue,
+            };
+            scope.serial = rename(scope.serial);
+            scope.resource = scope.resource.renamed(&rename);
         }
         let ah = &mut self.async_hooks;
         for slot in ah.native_execution_async_resources.iter_mut().flatten() {
@@ -497,12 +525,35 @@ impl<S: AsyncIdStack> Environment<S> {
             },
             Op::NextTick { query_resource } => {
                 self.require_js(op)?;
-                self.next_tick(*query_resource);
+                self.next_tick(*query_resource, false);
                 Ok(())
             }
+            Op::NextTickBody => {
+                self.require_js(op)?;
+                self.next_tick(false, true);
+                Ok(())
+            }
+            Op::EndTick => match self.innermost() {
+                Some(Frame::Tick { .. }) => self.end_tick(),
+                Some(other) => impossible(format!(
+                    "end-tick: the innermost frame is {}, end it first",
+                    other.describe()
+                )),
+                None => impossible("end-tick: no tick callback is running"),
+            },
             Op::TickCallback => {
                 self.require_js(op)?;
-                Ok(self.process_ticks_and_rejections()?)
+                Ok(self.run_next_ticks()?)
+            }
+            Op::QueueMicrotask => {
+                self.require_js(op)?;
+                self.queue_microtask();
+                Ok(())
+            }
+            Op::PromiseThen => {
+                self.require_js(op)?;
+                self.promise_then();
+                Ok(())
             }
             Op::ExecutionAsyncId => {
                 self.require_js(op)?;
@@ -538,8 +589,9 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.require_js(op)?;
                 match self.innermost() {
                     Some(Frame::Native(_)) => Ok(self.on_global_uncaught_exception(*handled)?),
+                    Some(Frame::Tick { .. }) => self.tick_threw(*handled),
                     Some(other) => impossible(format!(
-                        "uncaught-exception: the exception reaches the native scope only after the JS frames around it end; the innermost frame is {}",
+                        "uncaught-exception: the exception reaches the native scope (or the tick callback) only after the JS frames around it end; the innermost frame is {}",
                         other.describe()
                     )),
                     None => impossible("uncaught-exception: no native scope is open"),

@@ -1,8 +1,9 @@
 //! `process.nextTick` and `processTicksAndRejections`
 //! (`lib/internal/process/task_queues.js`).
 
+use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
-use super::{AsyncIdStack, Died, Environment};
+use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{AsyncId, Observation, ResourceView};
 use std::collections::VecDeque;
 
@@ -17,6 +18,22 @@ pub struct TickObject {
     pub query_resource: bool,
     /// `this[async_context_frame] = AsyncContextFrame.current()` (Node 26).
     pub context_frame: ContextFrame,
+    /// The callback has a body (`next-tick-body`): the ops after the one
+    /// that runs it are inside it, up to `end-tick`.
+    pub body: bool,
+}
+
+/// Who called the tick callback (`processTicksAndRejections`), and so where
+/// a run returns when the queue is empty.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TickRun<S: AsyncIdStack> {
+    /// The outermost `InternalCallbackScope::Close` (`src/api/callback.cc`)
+    /// called `tick_callback_function()`: the scope, still alive (the
+    /// callback-scope depth counts it), finishes its `Close` and its
+    /// destructor when the run ends.
+    Close(Box<InternalCallbackScope<S>>),
+    /// JS called `process._tickCallback()` (`runNextTicks`).
+    TickCallback,
 }
 
 /// The tick `queue` and `tickInfo[kHasTickScheduled]`.
@@ -31,7 +48,7 @@ pub struct TickQueue {
 impl<S: AsyncIdStack> Environment<S> {
     /// `nextTick(callback)`: capture `newAsyncId()` and
     /// `getDefaultTriggerAsyncId()`, emit init (`TickObject`), queue it.
-    pub(crate) fn next_tick(&mut self, query_resource: bool) {
+    pub(crate) fn next_tick(&mut self, query_resource: bool, body: bool) {
         if self.ticks.queue.is_empty() {
             self.ticks.has_tick_scheduled = true;
         }
@@ -50,18 +67,27 @@ impl<S: AsyncIdStack> Environment<S> {
             trigger_async_id,
             query_resource,
             context_frame: self.context_frame.clone(),
+            body,
         });
     }
 
-    /// `processTicksAndRejections()`: each tick between `emitBefore` and
+    /// `processTicksAndRejections()` (`lib/internal/process/task_queues.js`),
+    /// from where the queue stands: each tick between `emitBefore` and
     /// `emitAfter`, with `emitDestroy` in the `finally` when destroy hooks
-    /// exist; on Node 26 in its own frame, exchanged in before `emitBefore`
-    /// and the prior one set back after `emitAfter`.
-    pub(crate) fn process_ticks_and_rejections(&mut self) -> Result<(), Died> {
+    /// exist (v20's `destroyHooksExist()`; Node 26 calls `emitDestroy`, which
+    /// checks the same count). On Node 26 each tick runs in its own frame,
+    /// exchanged in before `emitBefore`; the prior one is set back after
+    /// `emitAfter` (not in a `finally`). A tick with a body (`next-tick-body`) stops
+    /// the run inside its callback: a [`Frame::Tick`] is pushed, and the ops
+    /// that follow run in the callback until `end-tick` ([`Self::end_tick`])
+    /// resumes the run, or an exception leaves it ([`Self::tick_threw`]).
+    /// When the queue is empty: `setHasTickScheduled(false)` and the run
+    /// returns to its caller ([`TickRun`]).
+    pub(crate) fn process_ticks_and_rejections(&mut self, run: TickRun<S>) -> Result<(), Died> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
             let prior_context_frame =
-                std::mem::replace(&mut self.context_frame, tock.context_frame);
+                std::mem::replace(&mut self.context_frame, tock.context_frame.clone());
             self.emit_before_script(
                 async_id,
                 tock.trigger_async_id,
@@ -84,13 +110,130 @@ impl<S: AsyncIdStack> Environment<S> {
                     value,
                 });
             }
-            if self.async_hooks.fields.k_destroy > 0 {
-                self.emit_destroy_script(async_id);
+            if tock.body {
+                self.frames.push(Frame::Tick {
+                    tick: tock,
+                    run,
+                    prior_context_frame,
+                });
+                return Ok(());
             }
+            self.tick_finally(async_id);
             self.emit_after_script(async_id)?;
             self.context_frame = prior_context_frame;
         }
+        // runMicrotasks(); a microtask schedules no tick in the model, so the
+        // do-while ends here.
+        self.run_microtasks()?;
         self.ticks.has_tick_scheduled = false;
-        Ok(())
+        match run {
+            TickRun::TickCallback => Ok(()),
+            TickRun::Close(scope) => {
+                self.finish_close(*scope, false);
+                Ok(())
+            }
+        }
+    }
+
+    /// `runNextTicks()` (`process._tickCallback`): the microtasks when no
+    /// tick is scheduled, then `processTicksAndRejections` if one is.
+    pub(crate) fn run_next_ticks(&mut self) -> Result<(), Died> {
+        if !self.ticks.has_tick_scheduled {
+            self.run_microtasks()?;
+        }
+        if !self.ticks.has_tick_scheduled {
+            return Ok(());
+        }
+        self.process_ticks_and_rejections(TickRun::TickCallback)
+    }
+
+    /// The `finally` around a tick's callback: `emitDestroy(asyncId)` when
+    /// destroy hooks exist (queued only).
+    fn tick_finally(&mut self, async_id: AsyncId) {
+        if self.async_hooks.fields.k_destroy > 0 {
+            self.emit_destroy_script(async_id);
+        }
+    }
+
+    /// `end-tick`: the innermost tick's callback returns. Its `finally`
+    /// (`emitDestroy`), `emitAfter(asyncId)`, `AsyncContextFrame.set(prior)`,
+    /// and the run goes on with the next tick. While the environment is stopping the callback was
+    /// terminated instead: no `finally`, no `emitAfter`, the run is over,
+    /// and a `Close` that called it sees the empty result (`failed_`) and
+    /// clears the stack (`perform_stopping_check`).
+    pub(crate) fn end_tick(&mut self) -> Result<(), Halt> {
+        let Some(Frame::Tick {
+            tick,
+            run,
+            prior_context_frame,
+        }) = self.frames.pop()
+        else {
+            unreachable!("dispatch checked that the innermost frame is a tick")
+        };
+        if self.is_stopping {
+            if let TickRun::Close(scope) = run {
+                self.finish_close(*scope, true);
+            }
+            return Ok(());
+        }
+        self.tick_finally(tick.async_id);
+        self.emit_after_script(tick.async_id)?;
+        self.context_frame = prior_context_frame;
+        Ok(self.process_ticks_and_rejections(run)?)
+    }
+
+    /// `uncaught-exception` while the innermost frame is a tick's callback:
+    /// the callback threw. Its `finally` runs (`emitDestroy`), its
+    /// `emitAfter` and the frame's restore do not (they are not in a
+    /// `finally`), and the exception
+    /// leaves `processTicksAndRejections` with the rest of the queue
+    /// waiting (`kHasTickScheduled` stays set). If `Close` called the tick
+    /// callback, V8 reports the exception as `Call` returns into C++
+    /// (`onGlobalUncaughtException`), and `Close` sets `failed_`, runs
+    /// `perform_stopping_check` and returns. If JS called
+    /// `process._tickCallback()`, the exception goes on through that JS:
+    /// the `finally` blocks of the frames it leaves run (an enclosing tick
+    /// throws in turn) until it reaches a native scope, where it is reported
+    /// as any exception there (`on_global_uncaught_exception`).
+    pub(crate) fn tick_threw(&mut self, handled: bool) -> Result<(), Halt> {
+        loop {
+            match self.frames.pop() {
+                Some(Frame::Tick { tick, run, .. }) => {
+                    self.tick_finally(tick.async_id);
+                    if let TickRun::Close(scope) = run {
+                        self.on_global_uncaught_exception(handled)?;
+                        self.finish_close(*scope, true);
+                        return Ok(());
+                    }
+                }
+                Some(Frame::RunInAsyncScope {
+                    async_id,
+                    prior_context_frame,
+                }) => {
+                    self.context_frame = prior_context_frame;
+                    self.run_in_async_scope_finally(async_id)?;
+                }
+                Some(Frame::AlsRun {
+                    als,
+                    prior,
+                    entered,
+                }) => {
+                    if entered {
+                        self.als_enter_with(als, prior);
+                    }
+                }
+                Some(Frame::DefaultTriggerScope {
+                    old_default_trigger_async_id,
+                }) => {
+                    self.async_hooks.async_id_fields.k_default_trigger_async_id =
+                        old_default_trigger_async_id;
+                }
+                Some(native @ Frame::Native(_)) => {
+                    self.frames.push(native);
+                    return Ok(self.on_global_uncaught_exception(handled)?);
+                }
+                None => unreachable!("JavaScript runs only inside a native scope or a Close"),
+            }
+        }
     }
 }

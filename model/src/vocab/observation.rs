@@ -29,6 +29,10 @@ pub enum ResourceView {
     /// `undefined`: a JS entry without a resource, a native entry whose
     /// resource is gone, or a reset Global.
     Undefined,
+    /// The `AsyncResource('Microtask')` of a `queueMicrotask`, by its id.
+    Microtask(AsyncId),
+    /// A promise that the promise hooks track, by its async id.
+    Promise(AsyncId),
 }
 
 /// One hook callback invocation.
@@ -51,6 +55,8 @@ pub enum HookEvent {
     After(AsyncId),
     /// `destroy(asyncId)`.
     Destroy(AsyncId),
+    /// `promiseResolve(asyncId)`.
+    PromiseResolve(AsyncId),
 }
 
 /// Why the process aborted on a `CHECK` (`src/util.h`).
@@ -124,6 +130,16 @@ pub enum Observation {
         als: AlsId,
         /// What `getStore()` returned in the tick.
         value: StoreValue,
+    },
+    /// A microtask ran (a `queueMicrotask` callback, or a promise
+    /// reaction when `promise`), seeing these ids.
+    Microtask {
+        /// A promise reaction (`.then(cb)`), not a `queueMicrotask` callback.
+        promise: bool,
+        /// `executionAsyncId()` inside it.
+        execution_async_id: AsyncId,
+        /// `triggerAsyncId()` inside it.
+        trigger_async_id: AsyncId,
     },
     /// Terminal: `AsyncHooks::FailWithCorruptedAsyncStack` printed
     /// `Error: async hook stack has become corrupted (actual: A, expected: E)`
@@ -204,6 +220,8 @@ impl fmt::Display for ResourceView {
             ResourceView::Process => f.write_str("process"),
             ResourceView::Unspecified => f.write_str("unspecified"),
             ResourceView::Undefined => f.write_str("undefined"),
+            ResourceView::Microtask(id) => write!(f, "microtask:{id}"),
+            ResourceView::Promise(id) => write!(f, "promise:{id}"),
         }
     }
 }
@@ -232,6 +250,7 @@ impl fmt::Display for Observation {
                     HookEvent::Before(id) => write!(f, "{hook}.before({id})")?,
                     HookEvent::After(id) => write!(f, "{hook}.after({id})")?,
                     HookEvent::Destroy(id) => write!(f, "{hook}.destroy({id})")?,
+                    HookEvent::PromiseResolve(id) => write!(f, "{hook}.promiseResolve({id})")?,
                 }
                 write!(f, " in [{execution_async_id}, {trigger_async_id}]")
             }
@@ -256,6 +275,15 @@ impl fmt::Display for Observation {
                 als,
                 value,
             } => write!(f, "tick {async_id} store {als}.getStore() = {value}"),
+            Observation::Microtask {
+                promise,
+                execution_async_id,
+                trigger_async_id,
+            } => write!(
+                f,
+                "{} sees [{execution_async_id}, {trigger_async_id}]",
+                if *promise { "promise reaction" } else { "microtask" }
+            ),
             Observation::CorruptedStack { actual, expected } => write!(
                 f,
                 "Error: async hook stack has become corrupted (actual: {actual}, expected: {expected}); exit 1"

@@ -330,6 +330,17 @@ pub enum Op {
     /// ... R` runs in that frame. Its ids are the ones `run-in-async-scope`
     /// names (the model takes none here).
     AsyncResource(ResourceId),
+    /// `process.nextTick(cb)` where `cb` does things: when the tick runs
+    /// (at an outermost `close` or a `tick-callback`), after its
+    /// `tick N sees [..]` observation, the ops that follow run inside `cb`,
+    /// up to `end-tick` (it returns) or `uncaught-exception` (it throws).
+    NextTickBody,
+    /// The innermost tick callback (of a `next-tick-body`) returns.
+    EndTick,
+    /// `queueMicrotask(cb)`; the callback records what it sees.
+    QueueMicrotask,
+    /// `Promise.resolve().then(cb)`; the reaction records what it sees.
+    PromiseThen,
 }
 
 /// Every kind of op, for coverage tables: the name used in traces.
@@ -370,6 +381,10 @@ pub const OP_KINDS: &[&str] = &[
     "als-enter-with",
     "als-get-store",
     "async-resource",
+    "next-tick-body",
+    "end-tick",
+    "queue-microtask",
+    "promise-then",
 ];
 
 impl Op {
@@ -411,6 +426,10 @@ impl Op {
             Op::UncaughtException { .. } => "uncaught-exception",
             Op::ClearAsyncIdStack => "clear-async-id-stack",
             Op::Stop => "stop",
+            Op::NextTickBody => "next-tick-body",
+            Op::EndTick => "end-tick",
+            Op::QueueMicrotask => "queue-microtask",
+            Op::PromiseThen => "promise-then",
             Op::NodeVersion(_) => "node-version",
             Op::AlsRun { .. } => "als-run",
             Op::AlsExit(_) => "als-exit",
@@ -452,6 +471,8 @@ impl Op {
     }
 
     /// Whether the op ends a frame (the innermost one, but for `close-outer`).
+    /// `end-tick` is not counted: the frame it ends is opened by whichever
+    /// op runs the tick, which the op sequence alone does not say.
     pub fn closes_frame(&self) -> bool {
         matches!(
             self,
@@ -607,7 +628,11 @@ impl fmt::Display for Op {
             | Op::DefaultTriggerAsyncId
             | Op::NewAsyncId
             | Op::ClearAsyncIdStack
-            | Op::Stop => f.write_str(k),
+            | Op::Stop
+            | Op::NextTickBody
+            | Op::EndTick
+            | Op::QueueMicrotask
+            | Op::PromiseThen => f.write_str(k),
         }
     }
 }
