@@ -446,11 +446,11 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
         match op {
             Op::AlsGetStore(_) => sink.hit(s::ALS_GET_STORE_IN_LAZY),
             Op::AlsEnterWith { .. } => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
-            Op::NextTick { .. } if !before.context_frame.is_empty() => {
+            Op::NextTick { .. } if before.context_frame.has_stores() => {
                 sink.hit(s::TICK_STORE_FROM_LAZY)
             }
             Op::EnterRunInAsyncScope { resource, .. }
-                if (before.async_resource_frames.get(resource)).is_some_and(|f| !f.is_empty()) =>
+                if (before.async_resource_frames.get(resource)).is_some_and(|f| f.has_stores()) =>
             {
                 sink.hit(s::RESOURCE_FRAME_IN_LAZY)
             }

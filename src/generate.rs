@@ -229,7 +229,7 @@ impl Kind {
             Kind::NextTickBody => 1,
             Kind::EndTick => 6,
             Kind::QueueMicrotask => 1,
-            Kind::PromiseThen => 3,
+            Kind::PromiseThen => 10,
         }
     }
 
@@ -512,6 +512,7 @@ impl CaseGen {
                 Kind::ResetGlobal | Kind::AlsRun | Kind::AlsExit | Kind::AlsEnterWith => v26,
                 Kind::AlsGetStore | Kind::AsyncResource => v26,
                 Kind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
+                Kind::QueueMicrotask => !eager.queue_microtask_throws(),
                 _ => true,
             };
             if !allowed {

@@ -169,17 +169,21 @@ function A(n) {
   return a;
 }
 
+// Every storage with a store in tick `id`'s frame, in storage order.
+function tickStores(id) {
+  for (const n of [...storages.keys()].sort((x, y) => x - y)) {
+    const v = storages.get(n).getStore();
+    if (v !== undefined) W({ k: 'tickstore', id, a: 'A' + n, v });
+  }
+}
+
 function nextTick(model, queryResource) {
   let id;
   const cb = () => {
     const line = { k: 'tick', id, e: eid(), t: tid() };
     if (queryResource) line.r = nameOf(iah.executionAsyncResource());
     W(line);
-    // Every storage with a store in the tick's frame, in storage order.
-    for (const n of [...storages.keys()].sort((x, y) => x - y)) {
-      const v = storages.get(n).getStore();
-      if (v !== undefined) W({ k: 'tickstore', id, a: 'A' + n, v });
-    }
+    tickStores(id);
   };
   tickCallbacks.add(cb);
   process.nextTick(cb);
@@ -196,6 +200,7 @@ function nextTickBody(model) {
   let id;
   const cb = () => {
     W({ k: 'tick', id, e: eid(), t: tid() });
+    tickStores(id);
     // An uncaught exception ended the main script before its close step
     // (`xU`) ran: this tick runs in that Close, so that step is done.
     if (opIndex === mainCloseIndex && closedAt !== mainCloseIndex) {

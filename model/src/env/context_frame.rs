@@ -43,10 +43,12 @@ use std::collections::BTreeMap;
 /// the store. A storage whose store is `undefined` is left out: without a
 /// `defaultValue` (the traces never give one), `getStore()` answers
 /// `undefined` for a storage set to `undefined` and for one not in the frame
-/// alike. No frame at all (`undefined`, what native scopes exchange in) is
-/// the empty frame. Held as one pointer, `None` when empty, so that the
-/// states the explorer stores (a frame in every open scope and queued tick)
-/// grow by 8 bytes per frame, not by a map.
+/// alike. `None` is no frame at all (`undefined`, what native scopes
+/// exchange in); `Some` is a frame object, which `queueMicrotask` tests for
+/// truth even when it holds no store (after `als.exit` or `enterWith` of
+/// `undefined`). One pointer, so that the states the explorer stores (a
+/// frame in every open scope and queued tick) grow by 8 bytes per frame,
+/// not by a map.
 // The box is the point: 8 bytes where a `BTreeMap` takes 24.
 #[allow(clippy::box_collection)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -66,12 +68,18 @@ impl ContextFrame {
             Some(v) => map.insert(als, v),
             None => map.remove(&als),
         };
-        ContextFrame((!map.is_empty()).then(|| Box::new(map)))
+        ContextFrame(Some(Box::new(map)))
     }
 
-    /// Whether no storage has a store here.
-    pub fn is_empty(&self) -> bool {
+    /// Whether there is no frame object (`AsyncContextFrame.current()` is
+    /// `undefined`).
+    pub fn is_undefined(&self) -> bool {
         self.0.is_none()
+    }
+
+    /// Whether some storage has a store here.
+    pub fn has_stores(&self) -> bool {
+        self.0.as_ref().is_some_and(|m| !m.is_empty())
     }
 
     /// Each storage with a store here, and the store, in storage order.
@@ -201,6 +209,10 @@ mod tests {
         assert_eq!((b.get(AlsId(1)), b.get(AlsId(2))), (Some(3), Some(4)));
         // `exit` is `run(undefined)`: the same answers as a frame without it.
         assert_eq!(b.with(AlsId(1), None), empty.with(AlsId(2), Some(4)));
-        assert!(empty.is_empty() && !a.is_empty());
+        assert!(empty.is_undefined() && !empty.has_stores());
+        assert!(!a.is_undefined() && a.has_stores());
+        // A frame object with no store left is still a frame (truthy).
+        let exited = a.with(AlsId(1), None);
+        assert!(!exited.is_undefined() && !exited.has_stores());
     }
 }

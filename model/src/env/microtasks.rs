@@ -8,7 +8,7 @@
 //! read from the binary; v20 differs in `queueMicrotask` (below), checked
 //! on v20.20's.
 
-use super::{AsyncIdStack, Died, Environment};
+use super::{impossible, AsyncIdStack, Died, Environment, Halt};
 use crate::vocab::{AsyncId, HookEvent, NodeVersion, Observation, ResourceView};
 use std::collections::VecDeque;
 
@@ -96,17 +96,38 @@ impl<S: AsyncIdStack> Environment<S> {
             .push_back(Microtask::DisablePromiseHook);
     }
 
+    /// Whether `queueMicrotask` would queue the bare callback now (Node 26,
+    /// no frame object current, no hook enabled).
+    pub fn queue_microtask_fast_path(&self) -> bool {
+        self.version != NodeVersion::V20
+            && self.context_frame.is_undefined()
+            && self.hooks.active.is_empty()
+    }
+
+    /// Whether `queueMicrotask` would throw now: it makes an
+    /// `AsyncResource` whose trigger, `getDefaultTriggerAsyncId()`, is below
+    /// -1 (`ERR_INVALID_ASYNC_ID`). The model refuses `queue-microtask` then.
+    pub fn queue_microtask_throws(&self) -> bool {
+        !self.queue_microtask_fast_path() && self.get_default_trigger_async_id() < -1
+    }
+
     /// `queueMicrotask(callback)`: `new AsyncResource('Microtask',
     /// { requireManualDestroy: true })` (trigger `getDefaultTriggerAsyncId()`,
-    /// then `newAsyncId()`, then `emitInit`). Node 26 makes it only with a
-    /// hook enabled (`enabledHooksExist()`), else queues the bare callback;
-    /// v20 always makes it.
-    pub(crate) fn queue_microtask(&mut self) {
-        let fast_path = self.version != NodeVersion::V20;
-        let resource = if fast_path && self.hooks.active.is_empty() {
+    /// then `newAsyncId()`, then `emitInit`). Node 26 makes it only when a
+    /// frame object is current (`AsyncContextFrame.current()`) or a hook is
+    /// enabled (`enabledHooksExist()`), else queues the bare callback; v20
+    /// always makes it. The constructor throws `ERR_INVALID_ASYNC_ID` for a
+    /// trigger below -1; the model has no op that throws, so it refuses.
+    pub(crate) fn queue_microtask(&mut self) -> Result<(), Halt> {
+        let resource = if self.queue_microtask_fast_path() {
             None
         } else {
             let trigger_async_id = self.get_default_trigger_async_id();
+            if self.queue_microtask_throws() {
+                return impossible(format!(
+                    "queue-microtask: queueMicrotask makes an AsyncResource('Microtask') here, whose constructor throws ERR_INVALID_ASYNC_ID for its trigger getDefaultTriggerAsyncId() = {trigger_async_id} (below -1); the model has no op that throws (write `uncaught-exception` for the throw)"
+                ));
+            }
             let async_id = self.new_async_id();
             self.emit_init_script(
                 async_id,
@@ -119,6 +140,7 @@ impl<S: AsyncIdStack> Environment<S> {
         self.microtasks
             .queue
             .push_back(Microtask::Callback { resource });
+        Ok(())
     }
 
     /// `trackPromise(promise, parent)`: a promise without ids takes the

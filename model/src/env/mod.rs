@@ -547,8 +547,7 @@ impl<S: AsyncIdStack> Environment<S> {
             }
             Op::QueueMicrotask => {
                 self.require_js(op)?;
-                self.queue_microtask();
-                Ok(())
+                self.queue_microtask()
             }
             Op::PromiseThen => {
                 self.require_js(op)?;
