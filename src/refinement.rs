@@ -60,6 +60,10 @@ pub enum AbstractFrame {
     Tick(AsyncId, AsyncId, Option<Box<AbstractFrame>>, ContextFrame),
 }
 
+/// A queued tick: id, trigger, whether it asks for its resource, its
+/// frame, and whether it has a body.
+pub type AbstractTick = (AsyncId, AsyncId, bool, ContextFrame, bool);
+
 /// Eager Node's state, as both sides can be mapped to it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Abstract {
@@ -78,8 +82,8 @@ pub struct Abstract {
     pub frames: Vec<AbstractFrame>,
     /// Hooks created; hooks active in order; the trampoline installed.
     pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
-    /// Queued ticks (id, trigger, query, frame, body) and kHasTickScheduled.
-    pub ticks: (Vec<(AsyncId, AsyncId, bool, ContextFrame, bool)>, bool),
+    /// Queued ticks and kHasTickScheduled.
+    pub ticks: (Vec<AbstractTick>, bool),
     /// The current `AsyncContextFrame`, the frame each AsyncResource
     /// captured, and the version profile.
     pub context: (

@@ -134,6 +134,7 @@ fn innermost_end(lazy: &Lazy) -> Option<Op> {
         model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
         model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
+        model::env::Frame::Tick { .. } => Op::EndTick,
     })
 }
 
