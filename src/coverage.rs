@@ -164,22 +164,17 @@ pub const SITUATIONS: &[(&str, &str)] = &[
 /// ops (`docs/spec.md`, "Version profiles"), so what needs them is never
 /// reached there.
 pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
-    const ONLY_ON_26: &[&str] = &[
+    const SITUATIONS_ONLY_ON_26: &[&str] = &[
         "global-reset-open",
         "als-get-store-in-lazy",
         "als-run-around-lazy-close",
         "als-enter-with-in-lazy",
         "tick-store-from-lazy",
         "resource-frame-in-lazy",
-        "reset-global",
-        "als-run",
-        "als-exit",
-        "end-als-run",
-        "als-enter-with",
-        "als-get-store",
-        "async-resource",
     ];
-    version == model::vocab::NodeVersion::V26 || !ONLY_ON_26.contains(&name)
+    version == model::vocab::NodeVersion::V26
+        || !(SITUATIONS_ONLY_ON_26.contains(&name)
+            || model::vocab::op::NODE26_ONLY_KINDS.contains(&name))
 }
 
 /// The index of each situation in [`SITUATIONS`], by name.

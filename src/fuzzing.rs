@@ -538,6 +538,16 @@ pub fn node_version_from_env() -> Result<NodeVersion, String> {
     }
 }
 
+/// What a fuzz target's `init` does with a setting read from the
+/// environment: the value, or the target's name and the reason on stderr
+/// and exit code 2 (libFuzzer cannot report a setup error otherwise).
+pub fn setting_or_exit<T>(target: &str, setting: Result<T, String>) -> T {
+    setting.unwrap_or_else(|why| {
+        eprintln!("{target}: {why}");
+        std::process::exit(2)
+    })
+}
+
 /// The trace files the seed corpus is made from: `tests/scenarios/*.trace`
 /// and `tests/regressions/*.trace` under `root`, sorted.
 pub fn seed_traces(root: &Path) -> io::Result<Vec<PathBuf>> {

@@ -343,6 +343,18 @@ pub enum Op {
     PromiseThen,
 }
 
+/// The op kinds that exist on the Node 26 profile only: `reset-global` (of
+/// a `Global<Object>*` resource) and the frame-based `AsyncLocalStorage` ops.
+pub const NODE26_ONLY_KINDS: &[&str] = &[
+    "reset-global",
+    "als-run",
+    "als-exit",
+    "end-als-run",
+    "als-enter-with",
+    "als-get-store",
+    "async-resource",
+];
+
 /// Every kind of op, for coverage tables: the name used in traces.
 pub const OP_KINDS: &[&str] = &[
     "no-force-async-hooks-checks",
@@ -441,19 +453,12 @@ impl Op {
     }
 
     /// Whether the op exists on the Node 26 profile only: a `global`
-    /// resource holder, `reset-global`, and the `AsyncLocalStorage` ops
+    /// resource holder, and the kinds of [`NODE26_ONLY_KINDS`]
     /// (`docs/spec.md`, "Version profiles").
     pub fn needs_node26(&self) -> bool {
         match self {
             Op::OpenScope { resource, .. } => resource.holder == Holder::Global,
-            Op::ResetGlobal(_)
-            | Op::AlsRun { .. }
-            | Op::AlsExit(_)
-            | Op::EndAlsRun
-            | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_)
-            | Op::AsyncResource(_) => true,
-            _ => false,
+            op => NODE26_ONLY_KINDS.contains(&op.kind()),
         }
     }
 
