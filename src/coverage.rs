@@ -157,6 +157,14 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "promise-hooks-at-outermost-close",
         "a promise reaction run with promise hooks in the checkpoint of the outermost close",
     ),
+    (
+        "rejection-at-outermost-close",
+        "the outermost close calls the tick callback for an unhandled rejection alone (kHasRejectionToWarn, no tick scheduled)",
+    ),
+    (
+        "rejection-in-lazy",
+        "an unhandled rejection reported (its promise's context pushed and popped by JS) while a lazy scope is open",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the version profile
@@ -219,11 +227,13 @@ pub mod situation {
     pub const TICK_THREW: usize = 36;
     pub const MICROTASK_IN_LAZY: usize = 37;
     pub const PROMISE_HOOKS_AT_OUTERMOST_CLOSE: usize = 38;
+    pub const REJECTION_AT_OUTERMOST_CLOSE: usize = 39;
+    pub const REJECTION_IN_LAZY: usize = 40;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 39;
+pub const SITUATION_COUNT: usize = 41;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -278,11 +288,12 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::EndTick => 37,
         Op::QueueMicrotask => 38,
         Op::PromiseThen => 39,
+        Op::PromiseReject => 40,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 40;
+pub const OP_KIND_COUNT: usize = 41;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -418,6 +429,15 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
         {
             sink.hit(s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE);
         }
+        if before.async_callback_scope_depth == 1
+            && !scope.failed
+            && !scope.skip_task_queues
+            && !before.is_stopping
+            && !before.ticks.has_tick_scheduled
+            && before.rejections.has_rejection_to_warn
+        {
+            sink.hit(s::REJECTION_AT_OUTERMOST_CLOSE);
+        }
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
         if scope.entered == Path::Lazy && !before.is_stopping {
@@ -518,6 +538,11 @@ pub fn classify_after(
         .any(|o| matches!(o, Observation::Microtask { .. }));
     if microtask && ah.store.k_lazy_scopes > 0 {
         sink.hit(s::MICROTASK_IN_LAZY);
+    }
+    let rejection =
+        (observations.iter()).any(|o| matches!(o, Observation::UnhandledRejection { .. }));
+    if rejection && ah.store.k_lazy_scopes > 0 {
+        sink.hit(s::REJECTION_IN_LAZY);
     }
     for o in observations {
         match o {
@@ -812,6 +837,11 @@ mod tests {
                 s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE,
                 "promise-hooks-at-outermost-close",
             ),
+            (
+                s::REJECTION_AT_OUTERMOST_CLOSE,
+                "rejection-at-outermost-close",
+            ),
+            (s::REJECTION_IN_LAZY, "rejection-in-lazy"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

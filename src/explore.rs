@@ -238,7 +238,7 @@ pub fn alphabet() -> Vec<Letter> {
 ///
 /// ```text
 /// als-run A1 1, end-als-run, als-enter-with A1 2, als-get-store A1
-/// next-tick-body, end-tick, queue-microtask, promise-then
+/// next-tick-body, end-tick, queue-microtask, promise-then, promise-reject
 /// ```
 pub fn frame_letters() -> Vec<Letter> {
     let als = AlsId(1);
@@ -251,6 +251,7 @@ pub fn frame_letters() -> Vec<Letter> {
         Op::EndTick,
         Op::QueueMicrotask,
         Op::PromiseThen,
+        Op::PromiseReject,
     ]
     .into_iter()
     .map(Letter::Op)

@@ -90,6 +90,8 @@ enum Kind {
     QueueMicrotask,
     /// `promise-then`.
     PromiseThen,
+    /// `promise-reject`.
+    PromiseReject,
 }
 
 const KINDS: &[(Kind, u8)] = &[
@@ -128,6 +130,7 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::NextTickBody, 2),
     (Kind::QueueMicrotask, 1),
     (Kind::PromiseThen, 1),
+    (Kind::PromiseReject, 1),
 ];
 
 fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
@@ -327,6 +330,7 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         Kind::NextTickBody => Op::NextTickBody,
         Kind::QueueMicrotask => Op::QueueMicrotask,
         Kind::PromiseThen => Op::PromiseThen,
+        Kind::PromiseReject => Op::PromiseReject,
     })
 }
 

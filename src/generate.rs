@@ -128,10 +128,12 @@ pub enum Kind {
     QueueMicrotask,
     /// `promise-then`.
     PromiseThen,
+    /// `promise-reject`.
+    PromiseReject,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 39;
+pub const KINDS: usize = 40;
 
 /// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
 pub const STORAGES: u32 = 2;
@@ -180,6 +182,7 @@ impl Kind {
         Kind::EndTick,
         Kind::QueueMicrotask,
         Kind::PromiseThen,
+        Kind::PromiseReject,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -230,6 +233,7 @@ impl Kind {
             Kind::EndTick => 6,
             Kind::QueueMicrotask => 1,
             Kind::PromiseThen => 10,
+            Kind::PromiseReject => 3,
         }
     }
 
@@ -800,6 +804,7 @@ impl CaseGen {
             Kind::EndTick => Op::EndTick,
             Kind::QueueMicrotask => Op::QueueMicrotask,
             Kind::PromiseThen => Op::PromiseThen,
+            Kind::PromiseReject => Op::PromiseReject,
             Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
             Kind::TriggerAsyncId => Op::TriggerAsyncId,
             Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,

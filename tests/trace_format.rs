@@ -211,6 +211,7 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::EndTick, "end-tick"),
         (Op::QueueMicrotask, "queue-microtask"),
         (Op::PromiseThen, "promise-then"),
+        (Op::PromiseReject, "promise-reject"),
     ]
 }
 
@@ -785,6 +786,7 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::EndTick),
         Just(Op::QueueMicrotask),
         Just(Op::PromiseThen),
+        Just(Op::PromiseReject),
         Just(Op::ExecutionAsyncId),
         Just(Op::TriggerAsyncId),
         Just(Op::ExecutionAsyncResource),

@@ -722,9 +722,9 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
-            Op::QueueMicrotask | Op::PromiseThen if self.module_entry => self.refuse(
+            Op::QueueMicrotask | Op::PromiseThen | Op::PromiseReject if self.module_entry => self.refuse(
                 op,
-                "queue-microtask / promise-then in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe",
+                "queue-microtask / promise-then / promise-reject in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe",
             ),
             Op::QueueMicrotask => Ok(Shape::Plain),
             Op::EndTick => {
@@ -746,6 +746,7 @@ impl Checker {
             | Op::NextTick { .. }
             | Op::NextTickBody
             | Op::PromiseThen
+            | Op::PromiseReject
             | Op::TickCallback
             | Op::ExecutionAsyncId
             | Op::TriggerAsyncId
@@ -904,6 +905,7 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         Op::EndTick => out.push_str("et"),
         Op::QueueMicrotask => out.push_str("qm"),
         Op::PromiseThen => out.push_str("pt"),
+        Op::PromiseReject => out.push_str("prj"),
         Op::ExecutionAsyncId => out.push_str("eid"),
         Op::TriggerAsyncId => out.push_str("tid"),
         Op::ExecutionAsyncResource => out.push_str("ear"),

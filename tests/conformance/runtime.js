@@ -104,6 +104,17 @@ function microtask(promise) {
     queueMicrotask(cb);
   }
 }
+// `promise-reject`: a promise rejected and never handled. The program's
+// `unhandledRejection` listener (added at the first one) writes the ids it
+// runs in when processPromiseRejections reports it.
+let rejectionListener = false;
+function rejectUnhandled() {
+  if (!rejectionListener) {
+    rejectionListener = true;
+    process.on('unhandledRejection', () => W({ k: 'rej', e: eid(), t: tid() }));
+  }
+  Promise.reject(0);
+}
 function nameOf(r) {
   if (r === undefined) return 'undefined';
   if (r === topLevelResource) return 'top';
@@ -400,6 +411,7 @@ function plain(i, t) {
     case 'ntb': nextTickBody(model(t[1])); break;
     case 'qm': microtask(false); break;
     case 'pt': microtask(true); break;
+    case 'prj': rejectUnhandled(); break;
     case 'tc': process._tickCallback(); break;
     case 'eid': W({ k: 'eid', v: eid() }); break;
     case 'tid': W({ k: 'tid', v: tid() }); break;

@@ -285,7 +285,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 )));
             }
         }
-        if !self.ticks.has_tick_scheduled {
+        if !self.ticks.has_tick_scheduled && !self.rejections.has_rejection_to_warn {
             self.pop_async_callback_scope(&scope);
             return Ok(());
         }

@@ -122,10 +122,19 @@ impl<S: AsyncIdStack> Environment<S> {
             self.emit_after_script(async_id)?;
             self.context_frame = prior_context_frame;
         }
-        // runMicrotasks(); a microtask schedules no tick in the model, so the
-        // do-while ends here.
-        self.run_microtasks()?;
+        // runMicrotasks(), then `while (!queue.isEmpty() ||
+        // processPromiseRejections())` (Node 26 first tests
+        // `hasRejectionToWarn()`, set whenever one is pending). Neither a
+        // microtask nor the `unhandledRejection` listener schedules a tick in
+        // the model, so the loop ends once no rejection is left.
+        loop {
+            self.run_microtasks()?;
+            if !self.process_promise_rejections()? {
+                break;
+            }
+        }
         self.ticks.has_tick_scheduled = false;
+        self.rejections.has_rejection_to_warn = false;
         match run {
             TickRun::TickCallback => Ok(()),
             TickRun::Close(scope) => {
@@ -136,12 +145,15 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// `runNextTicks()` (`process._tickCallback`): the microtasks when no
-    /// tick is scheduled, then `processTicksAndRejections` if one is.
+    /// tick is scheduled and no rejection is to be reported, then
+    /// `processTicksAndRejections` if one is.
     pub(crate) fn run_next_ticks(&mut self) -> Result<(), Died> {
-        if !self.ticks.has_tick_scheduled {
+        let nothing =
+            |env: &Self| !env.ticks.has_tick_scheduled && !env.rejections.has_rejection_to_warn;
+        if nothing(self) {
             self.run_microtasks()?;
         }
-        if !self.ticks.has_tick_scheduled {
+        if nothing(self) {
             return Ok(());
         }
         self.process_ticks_and_rejections(TickRun::TickCallback)

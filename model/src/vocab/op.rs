@@ -341,6 +341,10 @@ pub enum Op {
     QueueMicrotask,
     /// `Promise.resolve().then(cb)`; the reaction records what it sees.
     PromiseThen,
+    /// `Promise.reject(reason)`, never handled: an unhandled rejection,
+    /// which the next `processTicksAndRejections` reports to the program's
+    /// `unhandledRejection` listener (which records what it sees).
+    PromiseReject,
 }
 
 /// The op kinds that exist on the Node 26 profile only: `reset-global` (of
@@ -397,6 +401,7 @@ pub const OP_KINDS: &[&str] = &[
     "end-tick",
     "queue-microtask",
     "promise-then",
+    "promise-reject",
 ];
 
 impl Op {
@@ -442,6 +447,7 @@ impl Op {
             Op::EndTick => "end-tick",
             Op::QueueMicrotask => "queue-microtask",
             Op::PromiseThen => "promise-then",
+            Op::PromiseReject => "promise-reject",
             Op::NodeVersion(_) => "node-version",
             Op::AlsRun { .. } => "als-run",
             Op::AlsExit(_) => "als-exit",
@@ -637,7 +643,8 @@ impl fmt::Display for Op {
             | Op::NextTickBody
             | Op::EndTick
             | Op::QueueMicrotask
-            | Op::PromiseThen => f.write_str(k),
+            | Op::PromiseThen
+            | Op::PromiseReject => f.write_str(k),
         }
     }
 }
