@@ -90,6 +90,10 @@ enum Kind {
     QueueMicrotask,
     /// `promise-then`.
     PromiseThen,
+    /// `queue-microtask-body`: a microtask whose callback runs the ops after it.
+    QueueMicrotaskBody,
+    /// `promise-then-body`: a reaction whose callback runs the ops after it.
+    PromiseThenBody,
 }
 
 const KINDS: &[(Kind, u8)] = &[
@@ -128,6 +132,8 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::NextTickBody, 2),
     (Kind::QueueMicrotask, 1),
     (Kind::PromiseThen, 1),
+    (Kind::QueueMicrotaskBody, 1),
+    (Kind::PromiseThenBody, 2),
 ];
 
 fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
@@ -238,6 +244,7 @@ fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
         Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
         Some(Frame::Tick { .. }) => Op::EndTick,
+        Some(Frame::Microtask { .. }) => Op::EndMicrotask,
         _ => Op::CloseScope {
             threw: u.ratio(1u8, 8)?,
         },
@@ -327,6 +334,8 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         Kind::NextTickBody => Op::NextTickBody,
         Kind::QueueMicrotask => Op::QueueMicrotask,
         Kind::PromiseThen => Op::PromiseThen,
+        Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
+        Kind::PromiseThenBody => Op::PromiseThenBody,
     })
 }
 

@@ -128,10 +128,16 @@ pub enum Kind {
     QueueMicrotask,
     /// `promise-then`.
     PromiseThen,
+    /// `queue-microtask-body`: a microtask whose callback runs ops.
+    QueueMicrotaskBody,
+    /// `promise-then-body`: a reaction whose callback runs ops.
+    PromiseThenBody,
+    /// `end-microtask`: the innermost microtask callback returns.
+    EndMicrotask,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 39;
+pub const KINDS: usize = 42;
 
 /// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
 pub const STORAGES: u32 = 2;
@@ -180,6 +186,9 @@ impl Kind {
         Kind::EndTick,
         Kind::QueueMicrotask,
         Kind::PromiseThen,
+        Kind::QueueMicrotaskBody,
+        Kind::PromiseThenBody,
+        Kind::EndMicrotask,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -230,6 +239,9 @@ impl Kind {
             Kind::EndTick => 6,
             Kind::QueueMicrotask => 1,
             Kind::PromiseThen => 10,
+            Kind::QueueMicrotaskBody => 2,
+            Kind::PromiseThenBody => 4,
+            Kind::EndMicrotask => 6,
         }
     }
 
@@ -258,6 +270,7 @@ impl Kind {
                 | Kind::CloseOuter
                 | Kind::EndAlsRun
                 | Kind::EndTick
+                | Kind::EndMicrotask
         )
     }
 }
@@ -300,6 +313,7 @@ impl Phase {
                         | Kind::EndDefaultTriggerScope
                         | Kind::EndAlsRun
                         | Kind::EndTick
+                        | Kind::EndMicrotask
                 ) || rng.random_ratio(1, 2);
                 if kept {
                     base << rng.random_range(0..4)
@@ -475,6 +489,9 @@ impl CaseGen {
         }
         let native_innermost = matches!(innermost, Some(Frame::Native(_)));
         let tick_innermost = matches!(innermost, Some(Frame::Tick { .. }));
+        let microtask_innermost = matches!(innermost, Some(Frame::Microtask { .. }));
+        // The model refuses an exception that leaves a microtask's callback.
+        let in_microtask = (eager.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
         let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
         let module_entry_open = !eager.program_started
             && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
@@ -496,8 +513,9 @@ impl CaseGen {
                 Kind::EntryModule => module_entry_open,
                 Kind::CloseOuter => !outer_scopes(eager).is_empty(),
                 Kind::Close => native_innermost,
-                Kind::UncaughtException => native_innermost || tick_innermost,
+                Kind::UncaughtException => native_innermost || (tick_innermost && !in_microtask),
                 Kind::EndTick => tick_innermost,
+                Kind::EndMicrotask => microtask_innermost,
                 Kind::CloseThrew => native_innermost && !bare_innermost,
                 Kind::EndRunInAsyncScope => {
                     matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
@@ -512,7 +530,7 @@ impl CaseGen {
                 Kind::ResetGlobal | Kind::AlsRun | Kind::AlsExit | Kind::AlsEnterWith => v26,
                 Kind::AlsGetStore | Kind::AsyncResource => v26,
                 Kind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
-                Kind::QueueMicrotask => !eager.queue_microtask_throws(),
+                Kind::QueueMicrotask | Kind::QueueMicrotaskBody => !eager.queue_microtask_throws(),
                 _ => true,
             };
             if !allowed {
@@ -554,6 +572,7 @@ impl CaseGen {
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
             Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             Some(Frame::Tick { .. }) => Op::EndTick,
+            Some(Frame::Microtask { .. }) => Op::EndMicrotask,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -583,6 +602,7 @@ impl CaseGen {
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
             Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             Some(Frame::Tick { .. }) => Op::EndTick,
+            Some(Frame::Microtask { .. }) => Op::EndMicrotask,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -645,6 +665,7 @@ impl CaseGen {
                         old_default_trigger_async_id,
                     } => *old_default_trigger_async_id,
                     Frame::Tick { tick, .. } => tick.async_id,
+                    Frame::Microtask { .. } => f.k_execution_async_id,
                 },
             },
             7 => {
@@ -800,6 +821,9 @@ impl CaseGen {
             Kind::EndTick => Op::EndTick,
             Kind::QueueMicrotask => Op::QueueMicrotask,
             Kind::PromiseThen => Op::PromiseThen,
+            Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
+            Kind::PromiseThenBody => Op::PromiseThenBody,
+            Kind::EndMicrotask => Op::EndMicrotask,
             Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
             Kind::TriggerAsyncId => Op::TriggerAsyncId,
             Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,

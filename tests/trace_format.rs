@@ -211,6 +211,9 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::EndTick, "end-tick"),
         (Op::QueueMicrotask, "queue-microtask"),
         (Op::PromiseThen, "promise-then"),
+        (Op::QueueMicrotaskBody, "queue-microtask-body"),
+        (Op::PromiseThenBody, "promise-then-body"),
+        (Op::EndMicrotask, "end-microtask"),
     ]
 }
 
@@ -785,6 +788,9 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::EndTick),
         Just(Op::QueueMicrotask),
         Just(Op::PromiseThen),
+        Just(Op::QueueMicrotaskBody),
+        Just(Op::PromiseThenBody),
+        Just(Op::EndMicrotask),
         Just(Op::ExecutionAsyncId),
         Just(Op::TriggerAsyncId),
         Just(Op::ExecutionAsyncResource),

@@ -135,6 +135,7 @@ fn innermost_end(lazy: &Lazy) -> Option<Op> {
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
         model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
         model::env::Frame::Tick { .. } => Op::EndTick,
+        model::env::Frame::Microtask { .. } => Op::EndMicrotask,
     })
 }
 

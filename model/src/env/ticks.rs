@@ -3,6 +3,7 @@
 
 use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
+use super::microtasks::Checkpoint;
 use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{AsyncId, Observation, ResourceView};
 use std::collections::VecDeque;
@@ -81,8 +82,9 @@ impl<S: AsyncIdStack> Environment<S> {
     /// the run inside its callback: a [`Frame::Tick`] is pushed, and the ops
     /// that follow run in the callback until `end-tick` ([`Self::end_tick`])
     /// resumes the run, or an exception leaves it ([`Self::tick_threw`]).
-    /// When the queue is empty: `setHasTickScheduled(false)` and the run
-    /// returns to its caller ([`TickRun`]).
+    /// When the queue is empty: `runMicrotasks()` (which may stop in a
+    /// microtask's body, [`Checkpoint::TickRun`]), then the do-while
+    /// ([`Self::tick_run_after_microtasks`]).
     pub(crate) fn process_ticks_and_rejections(&mut self, run: TickRun<S>) -> Result<(), Died> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
@@ -122,9 +124,24 @@ impl<S: AsyncIdStack> Environment<S> {
             self.emit_after_script(async_id)?;
             self.context_frame = prior_context_frame;
         }
-        // runMicrotasks(); a microtask schedules no tick in the model, so the
-        // do-while ends here.
-        self.run_microtasks()?;
+        // runMicrotasks(), which may stop in a microtask's body
+        // (`Checkpoint::TickRun`); then the do-while.
+        match self.run_microtasks(Checkpoint::TickRun(run))? {
+            Some(Checkpoint::TickRun(run)) => self.tick_run_after_microtasks(run),
+            Some(_) => unreachable!("run_microtasks gives its site back"),
+            None => Ok(()),
+        }
+    }
+
+    /// The end of `processTicksAndRejections`' `do { } while
+    /// (!queue.isEmpty() || ...)` after `runMicrotasks()`: a microtask may
+    /// have queued a tick, and the run goes round again; else
+    /// `setHasTickScheduled(false)` and the run returns to its caller
+    /// ([`TickRun`]).
+    pub(crate) fn tick_run_after_microtasks(&mut self, run: TickRun<S>) -> Result<(), Died> {
+        if !self.ticks.queue.is_empty() {
+            return self.process_ticks_and_rejections(run);
+        }
         self.ticks.has_tick_scheduled = false;
         match run {
             TickRun::TickCallback => Ok(()),
@@ -138,9 +155,16 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `runNextTicks()` (`process._tickCallback`): the microtasks when no
     /// tick is scheduled, then `processTicksAndRejections` if one is.
     pub(crate) fn run_next_ticks(&mut self) -> Result<(), Died> {
-        if !self.ticks.has_tick_scheduled {
-            self.run_microtasks()?;
+        if !self.ticks.has_tick_scheduled && self.run_microtasks(Checkpoint::NextTicks)?.is_none()
+        {
+            return Ok(());
         }
+        self.next_ticks_after_microtasks()
+    }
+
+    /// The rest of `runNextTicks()` after its `runMicrotasks()`: return if
+    /// no tick is scheduled, else `processTicksAndRejections()`.
+    pub(crate) fn next_ticks_after_microtasks(&mut self) -> Result<(), Died> {
         if !self.ticks.has_tick_scheduled {
             return Ok(());
         }
@@ -196,6 +220,18 @@ impl<S: AsyncIdStack> Environment<S> {
     /// throws in turn) until it reaches a native scope, where it is reported
     /// as any exception there (`on_global_uncaught_exception`).
     pub(crate) fn tick_threw(&mut self, handled: bool) -> Result<(), Halt> {
+        // The frames the exception leaves, up to where it is reported.
+        for frame in self.frames.iter().rev() {
+            match frame {
+                Frame::Microtask { .. } => return super::impossible(super::MICROTASK_THROW),
+                Frame::Tick {
+                    run: TickRun::Close(_),
+                    ..
+                }
+                | Frame::Native(_) => break,
+                _ => {}
+            }
+        }
         loop {
             match self.frames.pop() {
                 Some(Frame::Tick { tick, run, .. }) => {
@@ -231,6 +267,9 @@ impl<S: AsyncIdStack> Environment<S> {
                 Some(native @ Frame::Native(_)) => {
                     self.frames.push(native);
                     return Ok(self.on_global_uncaught_exception(handled)?);
+                }
+                Some(Frame::Microtask { .. }) => {
+                    unreachable!("checked above: no microtask frame is left by the exception")
                 }
                 None => unreachable!("JavaScript runs only inside a native scope or a Close"),
             }

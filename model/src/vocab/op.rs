@@ -341,6 +341,17 @@ pub enum Op {
     QueueMicrotask,
     /// `Promise.resolve().then(cb)`; the reaction records what it sees.
     PromiseThen,
+    /// `queueMicrotask(cb)` where `cb` does things: when the microtask runs
+    /// (in a microtask checkpoint: an outermost `close`, the end of a tick
+    /// run, a `tick-callback`), after its `microtask sees ..` observation,
+    /// the ops that follow run inside `cb`, up to `end-microtask`.
+    QueueMicrotaskBody,
+    /// `Promise.resolve().then(cb)` where `cb` does things: the reaction job
+    /// runs the ops that follow, up to `end-microtask`.
+    PromiseThenBody,
+    /// The innermost microtask callback (of a `queue-microtask-body` or a
+    /// `promise-then-body`) returns.
+    EndMicrotask,
 }
 
 /// Every kind of op, for coverage tables: the name used in traces.
@@ -385,6 +396,9 @@ pub const OP_KINDS: &[&str] = &[
     "end-tick",
     "queue-microtask",
     "promise-then",
+    "queue-microtask-body",
+    "promise-then-body",
+    "end-microtask",
 ];
 
 impl Op {
@@ -430,6 +444,9 @@ impl Op {
             Op::EndTick => "end-tick",
             Op::QueueMicrotask => "queue-microtask",
             Op::PromiseThen => "promise-then",
+            Op::QueueMicrotaskBody => "queue-microtask-body",
+            Op::PromiseThenBody => "promise-then-body",
+            Op::EndMicrotask => "end-microtask",
             Op::NodeVersion(_) => "node-version",
             Op::AlsRun { .. } => "als-run",
             Op::AlsExit(_) => "als-exit",
@@ -471,8 +488,9 @@ impl Op {
     }
 
     /// Whether the op ends a frame (the innermost one, but for `close-outer`).
-    /// `end-tick` is not counted: the frame it ends is opened by whichever
-    /// op runs the tick, which the op sequence alone does not say.
+    /// `end-tick` and `end-microtask` are not counted: the frame they end is
+    /// opened by whichever op runs the tick or the microtask, which the op
+    /// sequence alone does not say.
     pub fn closes_frame(&self) -> bool {
         matches!(
             self,
@@ -632,7 +650,10 @@ impl fmt::Display for Op {
             | Op::NextTickBody
             | Op::EndTick
             | Op::QueueMicrotask
-            | Op::PromiseThen => f.write_str(k),
+            | Op::PromiseThen
+            | Op::QueueMicrotaskBody
+            | Op::PromiseThenBody
+            | Op::EndMicrotask => f.write_str(k),
         }
     }
 }
