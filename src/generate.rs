@@ -19,6 +19,7 @@
 //! portable generator whose output the `rand_chacha` crate keeps stable
 //! across versions; drawing from it costs a few nanoseconds.
 
+use model::env::microtasks::RunningMicrotask;
 use model::env::Frame;
 use model::vocab::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
@@ -235,13 +236,13 @@ impl Kind {
             Kind::AlsEnterWith => 1,
             Kind::AlsGetStore => 1,
             Kind::AsyncResource => 2,
-            Kind::NextTickBody => 1,
+            Kind::NextTickBody => 2,
             Kind::EndTick => 6,
             Kind::QueueMicrotask => 1,
             Kind::PromiseThen => 10,
             Kind::QueueMicrotaskBody => 2,
-            Kind::PromiseThenBody => 4,
-            Kind::EndMicrotask => 6,
+            Kind::PromiseThenBody => 6,
+            Kind::EndMicrotask => 8,
         }
     }
 
@@ -490,6 +491,14 @@ impl CaseGen {
         let native_innermost = matches!(innermost, Some(Frame::Native(_)));
         let tick_innermost = matches!(innermost, Some(Frame::Tick { .. }));
         let microtask_innermost = matches!(innermost, Some(Frame::Microtask { .. }));
+        let reaction_without_hooks = eager.microtasks.installed.is_none()
+            && matches!(
+                innermost,
+                Some(Frame::Microtask {
+                    job: RunningMicrotask::Reaction { .. },
+                    ..
+                })
+            );
         // The model refuses an exception that leaves a microtask's callback.
         let in_microtask = (eager.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
         let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
@@ -537,6 +546,11 @@ impl CaseGen {
                 continue;
             }
             let mut w = phase.weights[kind as usize];
+            // In a reaction's body that started without promise hooks,
+            // enabling one is what makes promiseAfterHook skip its pop.
+            if kind == Kind::EnableHook && reaction_without_hooks {
+                w *= 8;
+            }
             if building {
                 if kind.deepens() {
                     w *= 8;

@@ -280,6 +280,27 @@ fn scripts() -> Vec<(&'static str, String)> {
         // Lazy scopes nested past the id stack's first 16 pairs (the eager
         // side grows it).
         ("deep-lazy", deep),
+        // The main script's close runs the microtask checkpoint; a
+        // reaction's body opens lazy scopes there (above nothing: the main
+        // script's entry has popped), and the rest of Close (its
+        // perform_stopping_check after the checkpoint, the CHECK) follows
+        // the body's end.
+        (
+            "microtask-body-in-checkpoint",
+            "
+            create-hook H1 init before after destroy
+            promise-then-body
+            close
+              callback-scope 6 0 R2
+                callback-scope 7 6 R3
+                  enable-hook H1
+                  execution-async-id
+                close
+              close
+            end-microtask
+            "
+            .to_string(),
+        ),
     ]
 }
 
