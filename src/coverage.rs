@@ -470,14 +470,19 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
             _ => {}
         }
     }
-    if let (Op::EndMicrotask, Some(Frame::Microtask { job, .. })) = (op, before.frames.last()) {
+    if let (
+        Op::EndMicrotask,
+        Some(Frame::Microtask {
+            job: RunningMicrotask::Reaction { promise },
+            ..
+        }),
+    ) = (op, before.frames.last())
+    {
         // promiseAfterHook pops only when the promise's id (tracked now if
         // it was not) is the execution id.
-        if let RunningMicrotask::Reaction { promise } = job {
-            let current_is_its = promise.is_some_and(|(id, _)| id == current);
-            if !before.is_stopping && before.microtasks.installed.is_some() && !current_is_its {
-                sink.hit(s::PROMISE_AFTER_NO_POP);
-            }
+        let current_is_its = promise.is_some_and(|(id, _)| id == current);
+        if !before.is_stopping && before.microtasks.installed.is_some() && !current_is_its {
+            sink.hit(s::PROMISE_AFTER_NO_POP);
         }
     }
     let in_microtask = (before.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));

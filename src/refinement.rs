@@ -9,8 +9,8 @@
 use lazy::Lazy;
 use model::env::callback_scope::InternalCallbackScope;
 use model::env::context_frame::ContextFrame;
-use model::env::resources::{Heap, NativeSlot};
 use model::env::microtasks::{Checkpoint, RunningMicrotask};
+use model::env::resources::{Heap, NativeSlot};
 use model::env::ticks::TickRun;
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
 use model::vocab::{

@@ -3,8 +3,9 @@
 //! while the main thread opens and closes nested lazy and eager scopes.
 //!
 //! Node reads the flag (`is_stopping()`, an atomic) in the
-//! `InternalCallbackScope` constructor (`can_call_into_js()`) and at the
-//! start of `InternalCallbackScope::Close`; both sides read it there through
+//! `InternalCallbackScope` constructor (`can_call_into_js()`), at the
+//! start of `InternalCallbackScope::Close`, and in the outermost `Close`
+//! after its microtask checkpoint; both sides read it there through
 //! `stopping()`, which in a loom build asks a probe. The lazy side's probe
 //! loads a loom `AtomicBool` that the second thread stores `true` into, and
 //! records at which read it first saw it. For every interleaving the eager

@@ -383,11 +383,7 @@ impl Checker {
                 }
                 Op::QueueMicrotask | Op::PromiseThen => self.microtasks.push_back(false),
                 Op::QueueMicrotaskBody | Op::PromiseThenBody => self.microtasks.push_back(true),
-                Op::TickCallback => {
-                    if self.has_tick_scheduled || !self.run_microtasks(Site::NextTicks) {
-                        self.after_checkpoint(Site::NextTicks);
-                    }
-                }
+                Op::TickCallback => self.run_next_ticks(),
                 Op::EndTick => {
                     if let Some(frame) = self.frames.pop() {
                         self.run_ticks(frame.tick_run);
@@ -426,6 +422,14 @@ impl Checker {
         // runMicrotasks(), then the do-while.
         if !self.run_microtasks(Site::TickRun(run)) {
             self.after_checkpoint(Site::TickRun(run));
+        }
+    }
+
+    /// `runNextTicks` (`process._tickCallback()`): the microtask
+    /// checkpoint when no tick is scheduled, then the ticks if one is.
+    fn run_next_ticks(&mut self) {
+        if self.has_tick_scheduled || !self.run_microtasks(Site::NextTicks) {
+            self.after_checkpoint(Site::NextTicks);
         }
     }
 
@@ -785,7 +789,7 @@ impl Checker {
             Op::EnterDefaultTriggerScope { .. } => Ok(Shape::Open(FrameKind::DefaultTriggerScope)),
             Op::UncaughtException { .. }
                 if (self.frames.iter().rev())
-                    .take_while(|f| !f.kind.is_native() && !(f.kind == FrameKind::Tick && f.tick_run.is_some()))
+                    .take_while(|f| !(f.kind.is_native() || f.kind == FrameKind::Tick && f.tick_run.is_some()))
                     .any(|f| f.kind == FrameKind::Microtask) =>
             {
                 self.refuse(

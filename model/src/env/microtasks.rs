@@ -191,13 +191,11 @@ impl<S: AsyncIdStack> Environment<S> {
             );
             Some((async_id, trigger_async_id))
         };
-        self.microtasks
-            .queue
-            .push_back(Microtask::Callback {
-                resource,
-                body,
-                context_frame: self.context_frame.clone(),
-            });
+        self.microtasks.queue.push_back(Microtask::Callback {
+            resource,
+            body,
+            context_frame: self.context_frame.clone(),
+        });
         Ok(())
     }
 
@@ -274,13 +272,11 @@ impl<S: AsyncIdStack> Environment<S> {
         let mut resolved = self.promise_init(None);
         resolved = self.promise_settled(resolved);
         let derived = self.promise_init(Some(&mut resolved));
-        self.microtasks
-            .queue
-            .push_back(Microtask::Reaction {
-                promise: derived,
-                body,
-                context_frame: self.context_frame.clone(),
-            });
+        self.microtasks.queue.push_back(Microtask::Reaction {
+            promise: derived,
+            body,
+            context_frame: self.context_frame.clone(),
+        });
     }
 
     /// Whether a microtask callback is running: V8's `PerformCheckpoint`

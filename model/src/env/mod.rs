@@ -287,8 +287,10 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// `Environment::is_stopping()` where Node reads it as a scope opens
-    /// (`can_call_into_js()` in the `InternalCallbackScope` constructor) and
-    /// at the start of `InternalCallbackScope::Close`. In a loom build
+    /// (`can_call_into_js()` in the `InternalCallbackScope` constructor), at
+    /// the start of `InternalCallbackScope::Close`, and in the outermost
+    /// `Close` after its microtask checkpoint (`perform_stopping_check()`,
+    /// then `can_call_into_js()` before the tick callback). In a loom build
     /// (`--cfg loom`) it first asks the probe set with `set_stop_probe` and
     /// latches a `true` into [`Environment::is_stopping`]; otherwise it is just
     /// `is_stopping`.

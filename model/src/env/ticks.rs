@@ -155,8 +155,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `runNextTicks()` (`process._tickCallback`): the microtasks when no
     /// tick is scheduled, then `processTicksAndRejections` if one is.
     pub(crate) fn run_next_ticks(&mut self) -> Result<(), Died> {
-        if !self.ticks.has_tick_scheduled && self.run_microtasks(Checkpoint::NextTicks)?.is_none()
-        {
+        if !self.ticks.has_tick_scheduled && self.run_microtasks(Checkpoint::NextTicks)?.is_none() {
             return Ok(());
         }
         self.next_ticks_after_microtasks()
