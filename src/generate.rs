@@ -225,7 +225,7 @@ impl Kind {
             Kind::ExecutionAsyncResource => 2,
             Kind::DefaultTriggerAsyncId => 1,
             Kind::NewAsyncId => 1,
-            Kind::UncaughtException => 3,
+            Kind::UncaughtException => 4,
             Kind::ClearAsyncIdStack => 1,
             Kind::Stop => 1,
             Kind::EntryModule => 4,
@@ -240,8 +240,8 @@ impl Kind {
             Kind::EndTick => 6,
             Kind::QueueMicrotask => 1,
             Kind::PromiseThen => 10,
-            Kind::QueueMicrotaskBody => 2,
-            Kind::PromiseThenBody => 6,
+            Kind::QueueMicrotaskBody => 1,
+            Kind::PromiseThenBody => 7,
             Kind::EndMicrotask => 8,
         }
     }
