@@ -11,6 +11,7 @@ fn explorer(c: &mut Criterion) {
         depth: 4,
         threads: 1,
         max_nesting: 2,
+        frames: false,
     };
     // Single-threaded exploration is deterministic: the same counts every run.
     let report = explore_pair(&config, &mut |_| {});

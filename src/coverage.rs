@@ -158,8 +158,16 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "a promise reaction run with promise hooks in the checkpoint of the outermost close",
     ),
     (
+        "rejection-at-outermost-close",
+        "the outermost close calls the tick callback for an unhandled rejection alone (kHasRejectionToWarn, no tick scheduled)",
+    ),
+    (
+        "rejection-in-lazy",
+        "an unhandled rejection reported (its promise's context pushed and popped by JS) while a lazy scope is open",
+    ),
+    (
         "promise-after-no-pop",
-        "promiseAfterHook finds its promise's id is not the current one (hooks enabled in the reaction's body): no pop",
+        "promiseAfterHook finds its promise's id is not the current one (a hook enabled in the reaction's body, or a JS context left on top): no pop",
     ),
     (
         "js-in-checkpoint-with-lazy",
@@ -172,22 +180,17 @@ pub const SITUATIONS: &[(&str, &str)] = &[
 /// ops (`docs/spec.md`, "Version profiles"), so what needs them is never
 /// reached there.
 pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
-    const ONLY_ON_26: &[&str] = &[
+    const SITUATIONS_ONLY_ON_26: &[&str] = &[
         "global-reset-open",
         "als-get-store-in-lazy",
         "als-run-around-lazy-close",
         "als-enter-with-in-lazy",
         "tick-store-from-lazy",
         "resource-frame-in-lazy",
-        "reset-global",
-        "als-run",
-        "als-exit",
-        "end-als-run",
-        "als-enter-with",
-        "als-get-store",
-        "async-resource",
     ];
-    version == model::vocab::NodeVersion::V26 || !ONLY_ON_26.contains(&name)
+    version == model::vocab::NodeVersion::V26
+        || !(SITUATIONS_ONLY_ON_26.contains(&name)
+            || model::vocab::op::NODE26_ONLY_KINDS.contains(&name))
 }
 
 /// The index of each situation in [`SITUATIONS`], by name.
@@ -232,13 +235,15 @@ pub mod situation {
     pub const TICK_THREW: usize = 36;
     pub const MICROTASK_IN_LAZY: usize = 37;
     pub const PROMISE_HOOKS_AT_OUTERMOST_CLOSE: usize = 38;
-    pub const PROMISE_AFTER_NO_POP: usize = 39;
-    pub const JS_IN_CHECKPOINT_WITH_LAZY: usize = 40;
+    pub const REJECTION_AT_OUTERMOST_CLOSE: usize = 39;
+    pub const REJECTION_IN_LAZY: usize = 40;
+    pub const PROMISE_AFTER_NO_POP: usize = 41;
+    pub const JS_IN_CHECKPOINT_WITH_LAZY: usize = 42;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 41;
+pub const SITUATION_COUNT: usize = 43;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -293,14 +298,15 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::EndTick => 37,
         Op::QueueMicrotask => 38,
         Op::PromiseThen => 39,
-        Op::QueueMicrotaskBody => 40,
-        Op::PromiseThenBody => 41,
-        Op::EndMicrotask => 42,
+        Op::PromiseReject => 40,
+        Op::QueueMicrotaskBody => 41,
+        Op::PromiseThenBody => 42,
+        Op::EndMicrotask => 43,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 43;
+pub const OP_KIND_COUNT: usize = 44;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -436,6 +442,15 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
         {
             sink.hit(s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE);
         }
+        if before.async_callback_scope_depth == 1
+            && !scope.failed
+            && !scope.skip_task_queues
+            && !before.is_stopping
+            && !before.ticks.has_tick_scheduled
+            && before.rejections.has_rejection_to_warn
+        {
+            sink.hit(s::REJECTION_AT_OUTERMOST_CLOSE);
+        }
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
         if scope.entered == Path::Lazy && !before.is_stopping {
@@ -558,6 +573,11 @@ pub fn classify_after(
         .any(|o| matches!(o, Observation::Microtask { .. }));
     if microtask && ah.store.k_lazy_scopes > 0 {
         sink.hit(s::MICROTASK_IN_LAZY);
+    }
+    let rejection =
+        (observations.iter()).any(|o| matches!(o, Observation::UnhandledRejection { .. }));
+    if rejection && ah.store.k_lazy_scopes > 0 {
+        sink.hit(s::REJECTION_IN_LAZY);
     }
     for o in observations {
         match o {
@@ -852,6 +872,11 @@ mod tests {
                 s::PROMISE_HOOKS_AT_OUTERMOST_CLOSE,
                 "promise-hooks-at-outermost-close",
             ),
+            (
+                s::REJECTION_AT_OUTERMOST_CLOSE,
+                "rejection-at-outermost-close",
+            ),
+            (s::REJECTION_IN_LAZY, "rejection-in-lazy"),
             (s::PROMISE_AFTER_NO_POP, "promise-after-no-pop"),
             (s::JS_IN_CHECKPOINT_WITH_LAZY, "js-in-checkpoint-with-lazy"),
         ];

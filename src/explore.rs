@@ -34,8 +34,8 @@ use crate::coverage::Coverage;
 use crate::lockstep::Answer;
 use lazy::Lazy;
 use model::vocab::{
-    trace, AsyncContext, AsyncId, Cost, Holder, HookCallbacks, HookId, NativeResource, Observation,
-    Op, OpError, ResourceId, Runtime, ScopeFlags, ScopeKind,
+    trace, AlsId, AsyncContext, AsyncId, Cost, Holder, HookCallbacks, HookId, NativeResource,
+    Observation, Op, OpError, ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
 use stateright::{Checker, HasDiscoveries, Model, Property};
@@ -185,6 +185,8 @@ impl fmt::Display for Letter {
 /// execution-async-resource, execution-async-id, next-tick, tick-callback
 /// uncaught-exception handled, clear-async-id-stack, reset-global R2, stop
 /// ```
+///
+/// [`frame_letters`] are added with [`ExploreConfig::frames`].
 pub fn alphabet() -> Vec<Letter> {
     let ops = [
         scope(ScopeKind::CallbackScope, 2, 1, LOCAL, Holder::Local),
@@ -228,6 +230,32 @@ pub fn alphabet() -> Vec<Letter> {
     letters.push(Letter::EmitAfterWrong);
     letters.extend(more.into_iter().map(Letter::Op));
     letters
+}
+
+/// The letters `--frames` adds to [`alphabet`], after it: the
+/// `AsyncLocalStorage` ops (Node 26 profile) and ticks and microtasks that
+/// run JS (issue 14):
+///
+/// ```text
+/// als-run A1 1, end-als-run, als-enter-with A1 2, als-get-store A1
+/// next-tick-body, end-tick, queue-microtask, promise-then, promise-reject
+/// ```
+pub fn frame_letters() -> Vec<Letter> {
+    let als = AlsId(1);
+    [
+        Op::AlsRun { als, store: 1 },
+        Op::EndAlsRun,
+        Op::AlsEnterWith { als, store: 2 },
+        Op::AlsGetStore(als),
+        Op::NextTickBody,
+        Op::EndTick,
+        Op::QueueMicrotask,
+        Op::PromiseThen,
+        Op::PromiseReject,
+    ]
+    .into_iter()
+    .map(Letter::Op)
+    .collect()
 }
 
 /// Whether `op` nests the program one level deeper (opens a frame or pushes
@@ -470,6 +498,8 @@ pub struct ExploreConfig {
     /// Ops that nest deeper ([`nests`]) are enabled only while the reference
     /// side's [`Reference::nesting`] is below this.
     pub max_nesting: usize,
+    /// The alphabet also has [`frame_letters`] (`explore --frames`).
+    pub frames: bool,
 }
 
 impl Default for ExploreConfig {
@@ -478,6 +508,7 @@ impl Default for ExploreConfig {
             depth: 6,
             threads: 1,
             max_nesting: 2,
+            frames: false,
         }
     }
 }
@@ -555,12 +586,17 @@ fn situation_bits(cov: &Coverage) -> u32 {
 
 impl<E: Reference, L: Explorable> Explorer<E, L> {
     /// An explorer from `eager` and `lazy` (the state before [`init_ops`]),
-    /// over [`alphabet`], with the bounds of `config`.
+    /// over [`alphabet`] (and [`frame_letters`] with `config.frames`), with
+    /// the bounds of `config`.
     pub fn new(eager: E, lazy: L, config: &ExploreConfig) -> Self {
         Explorer {
             start: (eager, lazy),
             init_ops: init_ops(),
-            alphabet: alphabet(),
+            alphabet: if config.frames {
+                [alphabet(), frame_letters()].concat()
+            } else {
+                alphabet()
+            },
             depth: config.depth,
             max_nesting: config.max_nesting,
             shortest: Arc::new(Mutex::new(None)),

@@ -90,6 +90,8 @@ enum Kind {
     QueueMicrotask,
     /// `promise-then`.
     PromiseThen,
+    /// `promise-reject`.
+    PromiseReject,
     /// `queue-microtask-body`: a microtask whose callback runs the ops after it.
     QueueMicrotaskBody,
     /// `promise-then-body`: a reaction whose callback runs the ops after it.
@@ -132,6 +134,7 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::NextTickBody, 2),
     (Kind::QueueMicrotask, 1),
     (Kind::PromiseThen, 1),
+    (Kind::PromiseReject, 1),
     (Kind::QueueMicrotaskBody, 1),
     (Kind::PromiseThenBody, 2),
 ];
@@ -334,6 +337,7 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         Kind::NextTickBody => Op::NextTickBody,
         Kind::QueueMicrotask => Op::QueueMicrotask,
         Kind::PromiseThen => Op::PromiseThen,
+        Kind::PromiseReject => Op::PromiseReject,
         Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
         Kind::PromiseThenBody => Op::PromiseThenBody,
     })
@@ -545,6 +549,16 @@ pub fn node_version_from_env() -> Result<NodeVersion, String> {
         Err(_) => Ok(NodeVersion::default()),
         Ok(v) => v.parse().map_err(|e| format!("{NODE_VERSION_VAR}: {e}")),
     }
+}
+
+/// What a fuzz target's `init` does with a setting read from the
+/// environment: the value, or the target's name and the reason on stderr
+/// and exit code 2 (libFuzzer cannot report a setup error otherwise).
+pub fn setting_or_exit<T>(target: &str, setting: Result<T, String>) -> T {
+    setting.unwrap_or_else(|why| {
+        eprintln!("{target}: {why}");
+        std::process::exit(2)
+    })
 }
 
 /// The trace files the seed corpus is made from: `tests/scenarios/*.trace`

@@ -129,6 +129,8 @@ pub enum Kind {
     QueueMicrotask,
     /// `promise-then`.
     PromiseThen,
+    /// `promise-reject`.
+    PromiseReject,
     /// `queue-microtask-body`: a microtask whose callback runs ops.
     QueueMicrotaskBody,
     /// `promise-then-body`: a reaction whose callback runs ops.
@@ -138,7 +140,7 @@ pub enum Kind {
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 42;
+pub const KINDS: usize = 43;
 
 /// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
 pub const STORAGES: u32 = 2;
@@ -187,6 +189,7 @@ impl Kind {
         Kind::EndTick,
         Kind::QueueMicrotask,
         Kind::PromiseThen,
+        Kind::PromiseReject,
         Kind::QueueMicrotaskBody,
         Kind::PromiseThenBody,
         Kind::EndMicrotask,
@@ -240,6 +243,7 @@ impl Kind {
             Kind::EndTick => 6,
             Kind::QueueMicrotask => 1,
             Kind::PromiseThen => 10,
+            Kind::PromiseReject => 3,
             Kind::QueueMicrotaskBody => 1,
             Kind::PromiseThenBody => 7,
             Kind::EndMicrotask => 8,
@@ -835,6 +839,7 @@ impl CaseGen {
             Kind::EndTick => Op::EndTick,
             Kind::QueueMicrotask => Op::QueueMicrotask,
             Kind::PromiseThen => Op::PromiseThen,
+            Kind::PromiseReject => Op::PromiseReject,
             Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
             Kind::PromiseThenBody => Op::PromiseThenBody,
             Kind::EndMicrotask => Op::EndMicrotask,

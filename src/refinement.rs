@@ -116,6 +116,8 @@ pub struct Abstract {
     pub depth: u32,
     /// The microtask queue and the promise hooks.
     pub microtasks: model::env::microtasks::Microtasks,
+    /// Unhandled rejections waiting, and kHasRejectionToWarn.
+    pub rejections: model::env::rejections::Rejections,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
     pub env: (Heap, bool, Vec<AsyncId>, bool),
 }
@@ -252,6 +254,7 @@ fn abstract_env<S: AsyncIdStack>(
         ),
         depth: s.async_callback_scope_depth,
         microtasks: s.microtasks.clone(),
+        rejections: s.rejections.clone(),
         env: (
             s.heap.clone(),
             s.is_stopping,
@@ -306,7 +309,10 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
             })*
         };
     }
-    cmp!(counts, ids, stack, native, js, frames, hooks, ticks, context, depth, microtasks, env);
+    cmp!(
+        counts, ids, stack, native, js, frames, hooks, ticks, context, depth, microtasks,
+        rejections, env
+    );
     None
 }
 
@@ -381,6 +387,7 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
         && e.version == l.version
         && e.async_callback_scope_depth == l.async_callback_scope_depth
         && e.microtasks == l.microtasks
+        && e.rejections == l.rejections
         && e.heap == l.heap
         && e.is_stopping == l.is_stopping
         && e.destroy_async_id_list == l.destroy_async_id_list

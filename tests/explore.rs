@@ -21,6 +21,7 @@ fn config(depth: usize) -> ExploreConfig {
         depth,
         threads: 1,
         max_nesting: 2,
+        frames: false,
     }
 }
 
@@ -493,4 +494,49 @@ fn a_state_reached_at_two_depths_is_two_nodes_of_one_state() {
     assert!(nodes.insert(once.clone()));
     assert!(nodes.insert(twice.clone()));
     assert!(!nodes.insert(once));
+}
+
+/// With `--frames` the alphabet has the `AsyncLocalStorage` letters, and the
+/// explorer finds the mutant that skips the frame's restore on a lazy close
+/// (decision 19) in four ops; the plain alphabet cannot reach it.
+#[test]
+fn the_frames_alphabet_finds_the_frame_restore_mutant() {
+    let frames = ExploreConfig {
+        frames: true,
+        ..config(4)
+    };
+    let mutant = Mutant::LazyCloseSkipsFrameRestore;
+    let report = explore(
+        Eager::new(),
+        lazy::with_mutant(Some(mutant)),
+        &frames,
+        &mut quiet,
+    );
+    let cx = report
+        .counterexample
+        .expect("found with the frames alphabet");
+    assert_eq!(
+        cx.ops[init_ops().len()..]
+            .iter()
+            .map(Op::to_string)
+            .collect::<Vec<_>>(),
+        [
+            "callback-scope 2 1 R1",
+            "als-enter-with A1 2",
+            "close",
+            "als-get-store A1"
+        ],
+        "{}",
+        cx.trace_text()
+    );
+    let plain = explore(
+        Eager::new(),
+        lazy::with_mutant(Some(mutant)),
+        &config(4),
+        &mut quiet,
+    );
+    assert!(plain.counterexample.is_none(), "{plain}");
+    // The correct lazy side stays equal over the larger alphabet.
+    let pair = explore_pair(&frames, &mut quiet);
+    assert!(pair.counterexample.is_none(), "{pair}");
 }

@@ -7,22 +7,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use scopecheck::fuzzing::{check_lockstep_on, node_version_from_env, NodeVersion};
+use scopecheck::fuzzing::{check_lockstep_on, node_version_from_env, setting_or_exit, NodeVersion};
 use std::sync::OnceLock;
 
 static VERSION: OnceLock<NodeVersion> = OnceLock::new();
 
 fuzz_target!(
     init: {
-        match node_version_from_env() {
-            Ok(v) => {
-                VERSION.get_or_init(|| v);
-            }
-            Err(why) => {
-                eprintln!("lockstep: {why}");
-                std::process::exit(2);
-            }
-        }
+        VERSION.get_or_init(|| setting_or_exit("lockstep", node_version_from_env()));
     },
     |data: &[u8]| {
         let version = VERSION.get().copied().unwrap_or_default();

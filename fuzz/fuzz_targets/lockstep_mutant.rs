@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use scopecheck::fuzzing::{
-    check_lockstep_on, mutant_from_env, node_version_from_env, Mutant, NodeVersion,
+    check_lockstep_on, mutant_from_env, node_version_from_env, setting_or_exit, Mutant, NodeVersion,
 };
 use std::sync::OnceLock;
 
@@ -17,24 +17,8 @@ static VERSION: OnceLock<NodeVersion> = OnceLock::new();
 
 fuzz_target!(
     init: {
-        match node_version_from_env() {
-            Ok(v) => {
-                VERSION.get_or_init(|| v);
-            }
-            Err(why) => {
-                eprintln!("lockstep_mutant: {why}");
-                std::process::exit(2);
-            }
-        }
-        match mutant_from_env() {
-            Ok(m) => {
-                MUTANT.get_or_init(|| m);
-            }
-            Err(why) => {
-                eprintln!("lockstep_mutant: {why}");
-                std::process::exit(2);
-            }
-        }
+        VERSION.get_or_init(|| setting_or_exit("lockstep_mutant", node_version_from_env()));
+        MUTANT.get_or_init(|| setting_or_exit("lockstep_mutant", mutant_from_env()));
     },
     |data: &[u8]| {
         let mutant = MUTANT.get().copied();

@@ -48,6 +48,13 @@ pub struct ExploreArgs {
     /// "Version profiles"): 26 by default, or 20.
     #[arg(long, default_value_t = NodeVersion::default())]
     pub node_version: NodeVersion,
+    /// Add the AsyncLocalStorage ops and the ticks and microtasks that run
+    /// JS to the alphabet (`als-run A1 1`, `end-als-run`, `als-enter-with A1
+    /// 2`, `als-get-store A1`, `next-tick-body`, `end-tick`,
+    /// `queue-microtask`, `promise-then`, `promise-reject`): 30 letters
+    /// instead of 21, so far more states per depth.
+    #[arg(long)]
+    pub frames: bool,
 }
 
 /// Run `scopecheck explore`: print the figures, the situations reached and
@@ -57,6 +64,7 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         depth: usize::from(args.depth),
         threads: usize::from(args.threads),
         max_nesting: usize::from(args.max_nesting),
+        frames: args.frames,
     };
     let bar = if args.quiet {
         ProgressBar::hidden()

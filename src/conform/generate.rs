@@ -152,7 +152,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
     let frames = caps.async_context_frame;
     let tick_inner = matches!(innermost, Some(Frame::Tick { .. }));
     let microtask_inner = matches!(innermost, Some(Frame::Microtask { .. }));
-    let table: [(u64, u8); 39] = [
+    let table: [(u64, u8); 40] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -239,9 +239,10 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (if tick_inner { 8 } else { 0 }, 33), // end-tick
         (3, 34),                          // queue-microtask
         (3, 35),                          // promise-then
-        (3, 36),                          // queue-microtask-body
-        (3, 37),                          // promise-then-body
-        (if microtask_inner { 8 } else { 0 }, 38), // end-microtask
+        (2, 36),                          // promise-reject
+        (3, 37),                          // queue-microtask-body
+        (3, 38),                          // promise-then-body
+        (if microtask_inner { 8 } else { 0 }, 39), // end-microtask
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -369,9 +370,10 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         33 => Op::EndTick,
         34 => Op::QueueMicrotask,
         35 => Op::PromiseThen,
-        36 => Op::QueueMicrotaskBody,
-        37 => Op::PromiseThenBody,
-        38 => Op::EndMicrotask,
+        36 => Op::PromiseReject,
+        37 => Op::QueueMicrotaskBody,
+        38 => Op::PromiseThenBody,
+        39 => Op::EndMicrotask,
         24 => Op::TimersScope,
         25 => match rng.pick(&outer_targets) {
             Some(outer) => Op::CloseOuter { outer },

@@ -177,6 +177,10 @@ impl Renamer {
                 als: als_name(v.get("a"))?,
                 value: store_value(v.get("v").unwrap_or(&Value::Null))?,
             }),
+            "rej" => Ok(Observation::UnhandledRejection {
+                execution_async_id: self.id(v.get("e"))?,
+                trigger_async_id: self.id(v.get("t"))?,
+            }),
             "micro" => Ok(Observation::Microtask {
                 promise: v.get("p").and_then(Value::as_u64) == Some(1),
                 execution_async_id: self.id(v.get("e"))?,

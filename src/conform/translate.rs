@@ -842,13 +842,14 @@ impl Checker {
             }
             Op::QueueMicrotask
             | Op::PromiseThen
+            | Op::PromiseReject
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
                 if self.module_entry =>
             {
                 self.refuse(
                     op,
-                    "queue-microtask / promise-then (with or without a body) in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe",
+                    "queue-microtask / promise-then (with or without a body) / promise-reject in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe",
                 )
             }
             Op::QueueMicrotask | Op::QueueMicrotaskBody | Op::PromiseThenBody => Ok(Shape::Plain),
@@ -880,6 +881,7 @@ impl Checker {
             | Op::NextTick { .. }
             | Op::NextTickBody
             | Op::PromiseThen
+            | Op::PromiseReject
             | Op::TickCallback
             | Op::ExecutionAsyncId
             | Op::TriggerAsyncId
@@ -1038,6 +1040,7 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         Op::EndTick => out.push_str("et"),
         Op::QueueMicrotask => out.push_str("qm"),
         Op::PromiseThen => out.push_str("pt"),
+        Op::PromiseReject => out.push_str("prj"),
         Op::QueueMicrotaskBody => out.push_str("qmb"),
         Op::PromiseThenBody => out.push_str("ptb"),
         Op::EndMicrotask => out.push_str("emt"),

@@ -104,6 +104,17 @@ function microtask(promise) {
     queueMicrotask(cb);
   }
 }
+// `promise-reject`: a promise rejected and never handled. The program's
+// `unhandledRejection` listener (added at the first one) writes the ids it
+// runs in when processPromiseRejections reports it.
+let rejectionListener = false;
+function rejectUnhandled() {
+  if (!rejectionListener) {
+    rejectionListener = true;
+    process.on('unhandledRejection', () => W({ k: 'rej', e: eid(), t: tid() }));
+  }
+  Promise.reject(0);
+}
 // A microtask with a body: its callback writes what it sees, then runs the
 // steps up to its `emt` (end-microtask) as a frame, inside whatever ran the
 // checkpoint (a close, `tc`, the `et` of a tick, the `emt` of the microtask
@@ -430,6 +441,7 @@ function plain(i, t) {
     case 'ntb': nextTickBody(model(t[1])); break;
     case 'qm': microtask(false); break;
     case 'pt': microtask(true); break;
+    case 'prj': rejectUnhandled(); break;
     case 'qmb': microtaskBody(false); break;
     case 'ptb': microtaskBody(true); break;
     case 'tc': process._tickCallback(); break;

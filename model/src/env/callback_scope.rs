@@ -309,7 +309,9 @@ impl<S: AsyncIdStack> Environment<S> {
                 )));
             }
         }
-        if !self.ticks.has_tick_scheduled || self.stopping() {
+        if (!self.ticks.has_tick_scheduled && !self.rejections.has_rejection_to_warn)
+            || self.stopping()
+        {
             self.pop_async_callback_scope(&scope);
             return Ok(());
         }

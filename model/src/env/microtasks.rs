@@ -227,7 +227,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// The `init` promise hook for a new promise, if one is installed.
-    fn promise_init(&mut self, parent: Option<&mut PromiseIds>) -> PromiseIds {
+    pub(crate) fn promise_init(&mut self, parent: Option<&mut PromiseIds>) -> PromiseIds {
         let init = self.microtasks.installed.and_then(|m| m.init)?;
         let (async_id, trigger_async_id) = self.track_promise(None, parent);
         if init == PromiseInitHook::Init {
@@ -243,7 +243,7 @@ impl<S: AsyncIdStack> Environment<S> {
 
     /// The `settled` promise hook, `promiseResolveHook`: track, then
     /// `emitPromiseResolveNative(id)`.
-    fn promise_settled(&mut self, ids: PromiseIds) -> PromiseIds {
+    pub(crate) fn promise_settled(&mut self, ids: PromiseIds) -> PromiseIds {
         if !self.microtasks.installed.is_some_and(|m| m.settled) {
             return ids;
         }

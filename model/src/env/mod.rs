@@ -21,6 +21,7 @@ pub mod fields;
 pub mod hooks;
 pub mod js;
 pub mod microtasks;
+pub mod rejections;
 pub mod resources;
 #[cfg(loom)]
 pub mod stop;
@@ -163,6 +164,8 @@ pub struct Environment<S: AsyncIdStack> {
     pub ticks: TickQueue,
     /// The microtask queue and the promise hooks.
     pub microtasks: microtasks::Microtasks,
+    /// Unhandled promise rejections waiting to be reported.
+    pub rejections: rejections::Rejections,
     /// The call stack, outermost first; the first frame is the main script's scope.
     pub frames: Vec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
@@ -241,6 +244,7 @@ impl<S: AsyncIdStack> Environment<S> {
             hooks: Hooks::default(),
             ticks: TickQueue::default(),
             microtasks: microtasks::Microtasks::default(),
+            rejections: rejections::Rejections::default(),
             frames: Vec::new(),
             async_callback_scope_depth: 0,
             heap: resources::Heap::default(),
@@ -594,6 +598,11 @@ impl<S: AsyncIdStack> Environment<S> {
             Op::PromiseThen | Op::PromiseThenBody => {
                 self.require_js(op)?;
                 self.promise_then(matches!(op, Op::PromiseThenBody));
+                Ok(())
+            }
+            Op::PromiseReject => {
+                self.require_js(op)?;
+                self.promise_reject();
                 Ok(())
             }
             Op::EndMicrotask => match self.innermost() {

@@ -134,15 +134,18 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// The end of `processTicksAndRejections`' `do { } while
-    /// (!queue.isEmpty() || ...)` after `runMicrotasks()`: a microtask may
-    /// have queued a tick, and the run goes round again; else
-    /// `setHasTickScheduled(false)` and the run returns to its caller
-    /// ([`TickRun`]).
+    /// (!queue.isEmpty() || processPromiseRejections())` after
+    /// `runMicrotasks()` (Node 26 first tests `hasRejectionToWarn()`, set
+    /// whenever one is pending): a microtask may have queued a tick, or a
+    /// rejection was reported, and the run goes round again; else
+    /// `setHasTickScheduled(false)`, `setHasRejectionToWarn(false)` and the
+    /// run returns to its caller ([`TickRun`]).
     pub(crate) fn tick_run_after_microtasks(&mut self, run: TickRun<S>) -> Result<(), Died> {
-        if !self.ticks.queue.is_empty() {
+        if !self.ticks.queue.is_empty() || self.process_promise_rejections()? {
             return self.process_ticks_and_rejections(run);
         }
         self.ticks.has_tick_scheduled = false;
+        self.rejections.has_rejection_to_warn = false;
         match run {
             TickRun::TickCallback => Ok(()),
             TickRun::Close(scope) => {
@@ -153,18 +156,22 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// `runNextTicks()` (`process._tickCallback`): the microtasks when no
-    /// tick is scheduled, then `processTicksAndRejections` if one is.
+    /// tick is scheduled and no rejection is to be reported, then
+    /// `processTicksAndRejections` if one is.
     pub(crate) fn run_next_ticks(&mut self) -> Result<(), Died> {
-        if !self.ticks.has_tick_scheduled && self.run_microtasks(Checkpoint::NextTicks)?.is_none() {
+        let nothing =
+            |env: &Self| !env.ticks.has_tick_scheduled && !env.rejections.has_rejection_to_warn;
+        if nothing(self) && self.run_microtasks(Checkpoint::NextTicks)?.is_none() {
             return Ok(());
         }
         self.next_ticks_after_microtasks()
     }
 
     /// The rest of `runNextTicks()` after its `runMicrotasks()`: return if
-    /// no tick is scheduled, else `processTicksAndRejections()`.
+    /// no tick is scheduled and no rejection is to be reported, else
+    /// `processTicksAndRejections()`.
     pub(crate) fn next_ticks_after_microtasks(&mut self) -> Result<(), Died> {
-        if !self.ticks.has_tick_scheduled {
+        if !self.ticks.has_tick_scheduled && !self.rejections.has_rejection_to_warn {
             return Ok(());
         }
         self.process_ticks_and_rejections(TickRun::TickCallback)

@@ -131,6 +131,14 @@ pub enum Observation {
         /// What `getStore()` returned in the tick.
         value: StoreValue,
     },
+    /// The program's `unhandledRejection` listener ran for a
+    /// `promise-reject`, seeing these ids (`processPromiseRejections`).
+    UnhandledRejection {
+        /// `executionAsyncId()` inside it.
+        execution_async_id: AsyncId,
+        /// `triggerAsyncId()` inside it.
+        trigger_async_id: AsyncId,
+    },
     /// A microtask ran (a `queueMicrotask` callback, or a promise
     /// reaction when `promise`), seeing these ids.
     Microtask {
@@ -275,6 +283,13 @@ impl fmt::Display for Observation {
                 als,
                 value,
             } => write!(f, "tick {async_id} store {als}.getStore() = {value}"),
+            Observation::UnhandledRejection {
+                execution_async_id,
+                trigger_async_id,
+            } => write!(
+                f,
+                "unhandled rejection sees [{execution_async_id}, {trigger_async_id}]"
+            ),
             Observation::Microtask {
                 promise,
                 execution_async_id,

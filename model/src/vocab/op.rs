@@ -341,6 +341,10 @@ pub enum Op {
     QueueMicrotask,
     /// `Promise.resolve().then(cb)`; the reaction records what it sees.
     PromiseThen,
+    /// `Promise.reject(reason)`, never handled: an unhandled rejection,
+    /// which the next `processTicksAndRejections` reports to the program's
+    /// `unhandledRejection` listener (which records what it sees).
+    PromiseReject,
     /// `queueMicrotask(cb)` where `cb` does things: when the microtask runs
     /// (in a microtask checkpoint: an outermost `close`, the end of a tick
     /// run, a `tick-callback`), after its `microtask sees ..` observation,
@@ -353,6 +357,18 @@ pub enum Op {
     /// `promise-then-body`) returns.
     EndMicrotask,
 }
+
+/// The op kinds that exist on the Node 26 profile only: `reset-global` (of
+/// a `Global<Object>*` resource) and the frame-based `AsyncLocalStorage` ops.
+pub const NODE26_ONLY_KINDS: &[&str] = &[
+    "reset-global",
+    "als-run",
+    "als-exit",
+    "end-als-run",
+    "als-enter-with",
+    "als-get-store",
+    "async-resource",
+];
 
 /// Every kind of op, for coverage tables: the name used in traces.
 pub const OP_KINDS: &[&str] = &[
@@ -396,6 +412,7 @@ pub const OP_KINDS: &[&str] = &[
     "end-tick",
     "queue-microtask",
     "promise-then",
+    "promise-reject",
     "queue-microtask-body",
     "promise-then-body",
     "end-microtask",
@@ -444,6 +461,7 @@ impl Op {
             Op::EndTick => "end-tick",
             Op::QueueMicrotask => "queue-microtask",
             Op::PromiseThen => "promise-then",
+            Op::PromiseReject => "promise-reject",
             Op::QueueMicrotaskBody => "queue-microtask-body",
             Op::PromiseThenBody => "promise-then-body",
             Op::EndMicrotask => "end-microtask",
@@ -458,19 +476,12 @@ impl Op {
     }
 
     /// Whether the op exists on the Node 26 profile only: a `global`
-    /// resource holder, `reset-global`, and the `AsyncLocalStorage` ops
+    /// resource holder, and the kinds of [`NODE26_ONLY_KINDS`]
     /// (`docs/spec.md`, "Version profiles").
     pub fn needs_node26(&self) -> bool {
         match self {
             Op::OpenScope { resource, .. } => resource.holder == Holder::Global,
-            Op::ResetGlobal(_)
-            | Op::AlsRun { .. }
-            | Op::AlsExit(_)
-            | Op::EndAlsRun
-            | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_)
-            | Op::AsyncResource(_) => true,
-            _ => false,
+            op => NODE26_ONLY_KINDS.contains(&op.kind()),
         }
     }
 
@@ -651,6 +662,7 @@ impl fmt::Display for Op {
             | Op::EndTick
             | Op::QueueMicrotask
             | Op::PromiseThen
+            | Op::PromiseReject
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
             | Op::EndMicrotask => f.write_str(k),

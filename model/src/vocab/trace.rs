@@ -621,6 +621,7 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
         "end-tick" => Op::EndTick,
         "queue-microtask" => Op::QueueMicrotask,
         "promise-then" => Op::PromiseThen,
+        "promise-reject" => Op::PromiseReject,
         "queue-microtask-body" => Op::QueueMicrotaskBody,
         "promise-then-body" => Op::PromiseThenBody,
         "end-microtask" => Op::EndMicrotask,

@@ -1,0 +1,62 @@
+//! Unhandled promise rejections (`lib/internal/process/promises.js`): V8's
+//! promise reject callback (`promiseRejectHandler`, then
+//! `unhandledRejection`), `tickInfo[kHasRejectionToWarn]`, and
+//! `processPromiseRejections`, which `processTicksAndRejections` calls
+//! after its microtasks. The program has an `unhandledRejection` listener,
+//! so a rejection is reported to it and nothing throws.
+
+use super::microtasks::PromiseIds;
+use super::{AsyncIdStack, Died, Environment};
+use crate::vocab::{Observation, ResourceView};
+
+/// The rejections not reported yet, and the flag that makes an outermost
+/// `Close` call the tick callback with no tick queued.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Rejections {
+    /// `pendingUnhandledRejections`: each rejected promise's ids, if
+    /// `trackPromise` gave it some.
+    pub pending: Vec<PromiseIds>,
+    /// `tickInfo[kHasRejectionToWarn]`.
+    pub has_rejection_to_warn: bool,
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// `Promise.reject(reason)` with no handler: the promise's `init` and
+    /// `settled` hooks (as for `Promise.resolve()`), then V8's reject
+    /// callback (`kPromiseRejectWithNoHandler`): `unhandledRejection`
+    /// records it in `pendingUnhandledRejections` and calls
+    /// `setHasRejectionToWarn(true)`.
+    pub(crate) fn promise_reject(&mut self) {
+        let ids = self.promise_init(None);
+        let ids = self.promise_settled(ids);
+        self.rejections.pending.push(ids);
+        self.rejections.has_rejection_to_warn = true;
+    }
+
+    /// `processPromiseRejections()`: for each pending rejection, in order,
+    /// `pushAsyncContext(promiseAsyncId, promiseTriggerAsyncId, promise)`
+    /// when the promise has ids, the `unhandledRejection` listener (which
+    /// records what it sees), and `popAsyncContext(promiseAsyncId)` in the
+    /// `finally`. Whether it reported any (`maybeScheduledTicksOrMicrotasks`).
+    pub(crate) fn process_promise_rejections(&mut self) -> Result<bool, Died> {
+        let pending = std::mem::take(&mut self.rejections.pending);
+        for ids in &pending {
+            if let Some((async_id, trigger_async_id)) = *ids {
+                self.push_async_context_js(
+                    async_id,
+                    trigger_async_id,
+                    Some(ResourceView::Promise(async_id)),
+                )?;
+            }
+            let fields = &self.async_hooks.async_id_fields;
+            self.out.push(Observation::UnhandledRejection {
+                execution_async_id: fields.k_execution_async_id,
+                trigger_async_id: fields.k_trigger_async_id,
+            });
+            if let Some((async_id, _)) = *ids {
+                self.pop_async_context_js(async_id)?;
+            }
+        }
+        Ok(!pending.is_empty())
+    }
+}
