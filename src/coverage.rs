@@ -159,7 +159,7 @@ pub const SITUATIONS: &[(&str, &str)] = &[
     ),
     (
         "promise-after-no-pop",
-        "promiseAfterHook finds its promise's id is not the current one (hooks enabled in the reaction's body): no pop",
+        "promiseAfterHook finds its promise's id is not the current one (a hook enabled in the reaction's body, or a JS context left on top): no pop",
     ),
     (
         "js-in-checkpoint-with-lazy",
