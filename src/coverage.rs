@@ -12,7 +12,7 @@
 use lazy::async_hooks::Top;
 use lazy::{Lazy, LazyStack, Path};
 use model::env::callback_scope::InternalCallbackScope;
-use model::env::microtasks::Microtask;
+use model::env::microtasks::{Microtask, RunningMicrotask};
 use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{Observation, Op, ResourceView, OP_KINDS};
@@ -165,6 +165,14 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "rejection-in-lazy",
         "an unhandled rejection reported (its promise's context pushed and popped by JS) while a lazy scope is open",
     ),
+    (
+        "promise-after-no-pop",
+        "promiseAfterHook finds its promise's id is not the current one (a hook enabled in the reaction's body, or a JS context left on top): no pop",
+    ),
+    (
+        "js-in-checkpoint-with-lazy",
+        "JS in a microtask's body while a lazy scope is open, or a scope opened there that takes the lazy path",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the version profile
@@ -229,11 +237,13 @@ pub mod situation {
     pub const PROMISE_HOOKS_AT_OUTERMOST_CLOSE: usize = 38;
     pub const REJECTION_AT_OUTERMOST_CLOSE: usize = 39;
     pub const REJECTION_IN_LAZY: usize = 40;
+    pub const PROMISE_AFTER_NO_POP: usize = 41;
+    pub const JS_IN_CHECKPOINT_WITH_LAZY: usize = 42;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 41;
+pub const SITUATION_COUNT: usize = 43;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -289,11 +299,14 @@ pub fn op_kind_index(op: &Op) -> usize {
         Op::QueueMicrotask => 38,
         Op::PromiseThen => 39,
         Op::PromiseReject => 40,
+        Op::QueueMicrotaskBody => 41,
+        Op::PromiseThenBody => 42,
+        Op::EndMicrotask => 43,
     }
 }
 
 /// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 41;
+pub const OP_KIND_COUNT: usize = 44;
 
 /// Where the classification reports what it sees.
 pub trait Sink {
@@ -472,6 +485,25 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
             _ => {}
         }
     }
+    if let (
+        Op::EndMicrotask,
+        Some(Frame::Microtask {
+            job: RunningMicrotask::Reaction { promise },
+            ..
+        }),
+    ) = (op, before.frames.last())
+    {
+        // promiseAfterHook pops only when the promise's id (tracked now if
+        // it was not) is the execution id.
+        let current_is_its = promise.is_some_and(|(id, _)| id == current);
+        if !before.is_stopping && before.microtasks.installed.is_some() && !current_is_its {
+            sink.hit(s::PROMISE_AFTER_NO_POP);
+        }
+    }
+    let in_microtask = (before.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
+    if in_microtask && lazies && before.js_running() && !matches!(op, Op::EndMicrotask) {
+        sink.hit(s::JS_IN_CHECKPOINT_WITH_LAZY);
+    }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
         let in_run =
             (before.frames.iter()).any(|f| matches!(f, Frame::AlsRun { entered: true, .. }));
@@ -514,6 +546,9 @@ pub fn classify_after(
                 }
                 if outer().any(|f| matches!(f, Frame::Tick { .. })) {
                     sink.hit(s::LAZY_SCOPE_IN_TICK);
+                }
+                if outer().any(|f| matches!(f, Frame::Microtask { .. })) {
+                    sink.hit(s::JS_IN_CHECKPOINT_WITH_LAZY);
                 }
                 let outer_has_eager = outer().any(
                     |f| matches!(f, Frame::Native(s) if s.entered != Path::Lazy && s.pushed_ids),
@@ -842,6 +877,8 @@ mod tests {
                 "rejection-at-outermost-close",
             ),
             (s::REJECTION_IN_LAZY, "rejection-in-lazy"),
+            (s::PROMISE_AFTER_NO_POP, "promise-after-no-pop"),
+            (s::JS_IN_CHECKPOINT_WITH_LAZY, "js-in-checkpoint-with-lazy"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

@@ -92,6 +92,10 @@ enum Kind {
     PromiseThen,
     /// `promise-reject`.
     PromiseReject,
+    /// `queue-microtask-body`: a microtask whose callback runs the ops after it.
+    QueueMicrotaskBody,
+    /// `promise-then-body`: a reaction whose callback runs the ops after it.
+    PromiseThenBody,
 }
 
 const KINDS: &[(Kind, u8)] = &[
@@ -131,6 +135,8 @@ const KINDS: &[(Kind, u8)] = &[
     (Kind::QueueMicrotask, 1),
     (Kind::PromiseThen, 1),
     (Kind::PromiseReject, 1),
+    (Kind::QueueMicrotaskBody, 1),
+    (Kind::PromiseThenBody, 2),
 ];
 
 fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
@@ -241,6 +247,7 @@ fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
         Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
         Some(Frame::Tick { .. }) => Op::EndTick,
+        Some(Frame::Microtask { .. }) => Op::EndMicrotask,
         _ => Op::CloseScope {
             threw: u.ratio(1u8, 8)?,
         },
@@ -331,6 +338,8 @@ fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
         Kind::QueueMicrotask => Op::QueueMicrotask,
         Kind::PromiseThen => Op::PromiseThen,
         Kind::PromiseReject => Op::PromiseReject,
+        Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
+        Kind::PromiseThenBody => Op::PromiseThenBody,
     })
 }
 

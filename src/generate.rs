@@ -19,6 +19,7 @@
 //! portable generator whose output the `rand_chacha` crate keeps stable
 //! across versions; drawing from it costs a few nanoseconds.
 
+use model::env::microtasks::RunningMicrotask;
 use model::env::Frame;
 use model::vocab::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
@@ -130,10 +131,16 @@ pub enum Kind {
     PromiseThen,
     /// `promise-reject`.
     PromiseReject,
+    /// `queue-microtask-body`: a microtask whose callback runs ops.
+    QueueMicrotaskBody,
+    /// `promise-then-body`: a reaction whose callback runs ops.
+    PromiseThenBody,
+    /// `end-microtask`: the innermost microtask callback returns.
+    EndMicrotask,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 40;
+pub const KINDS: usize = 43;
 
 /// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
 pub const STORAGES: u32 = 2;
@@ -183,6 +190,9 @@ impl Kind {
         Kind::QueueMicrotask,
         Kind::PromiseThen,
         Kind::PromiseReject,
+        Kind::QueueMicrotaskBody,
+        Kind::PromiseThenBody,
+        Kind::EndMicrotask,
     ];
 
     /// The base weight of the kind in a uniform mix. Tuned by measuring the
@@ -218,7 +228,7 @@ impl Kind {
             Kind::ExecutionAsyncResource => 2,
             Kind::DefaultTriggerAsyncId => 1,
             Kind::NewAsyncId => 1,
-            Kind::UncaughtException => 3,
+            Kind::UncaughtException => 4,
             Kind::ClearAsyncIdStack => 1,
             Kind::Stop => 1,
             Kind::EntryModule => 4,
@@ -229,11 +239,14 @@ impl Kind {
             Kind::AlsEnterWith => 1,
             Kind::AlsGetStore => 1,
             Kind::AsyncResource => 2,
-            Kind::NextTickBody => 1,
+            Kind::NextTickBody => 2,
             Kind::EndTick => 6,
             Kind::QueueMicrotask => 1,
             Kind::PromiseThen => 10,
             Kind::PromiseReject => 3,
+            Kind::QueueMicrotaskBody => 1,
+            Kind::PromiseThenBody => 7,
+            Kind::EndMicrotask => 8,
         }
     }
 
@@ -262,6 +275,7 @@ impl Kind {
                 | Kind::CloseOuter
                 | Kind::EndAlsRun
                 | Kind::EndTick
+                | Kind::EndMicrotask
         )
     }
 }
@@ -304,6 +318,7 @@ impl Phase {
                         | Kind::EndDefaultTriggerScope
                         | Kind::EndAlsRun
                         | Kind::EndTick
+                        | Kind::EndMicrotask
                 ) || rng.random_ratio(1, 2);
                 if kept {
                     base << rng.random_range(0..4)
@@ -479,6 +494,17 @@ impl CaseGen {
         }
         let native_innermost = matches!(innermost, Some(Frame::Native(_)));
         let tick_innermost = matches!(innermost, Some(Frame::Tick { .. }));
+        let microtask_innermost = matches!(innermost, Some(Frame::Microtask { .. }));
+        let reaction_without_hooks = eager.microtasks.installed.is_none()
+            && matches!(
+                innermost,
+                Some(Frame::Microtask {
+                    job: RunningMicrotask::Reaction { .. },
+                    ..
+                })
+            );
+        // The model refuses an exception that leaves a microtask's callback.
+        let in_microtask = (eager.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
         let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
         let module_entry_open = !eager.program_started
             && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
@@ -500,8 +526,9 @@ impl CaseGen {
                 Kind::EntryModule => module_entry_open,
                 Kind::CloseOuter => !outer_scopes(eager).is_empty(),
                 Kind::Close => native_innermost,
-                Kind::UncaughtException => native_innermost || tick_innermost,
+                Kind::UncaughtException => native_innermost || (tick_innermost && !in_microtask),
                 Kind::EndTick => tick_innermost,
+                Kind::EndMicrotask => microtask_innermost,
                 Kind::CloseThrew => native_innermost && !bare_innermost,
                 Kind::EndRunInAsyncScope => {
                     matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
@@ -516,13 +543,18 @@ impl CaseGen {
                 Kind::ResetGlobal | Kind::AlsRun | Kind::AlsExit | Kind::AlsEnterWith => v26,
                 Kind::AlsGetStore | Kind::AsyncResource => v26,
                 Kind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
-                Kind::QueueMicrotask => !eager.queue_microtask_throws(),
+                Kind::QueueMicrotask | Kind::QueueMicrotaskBody => !eager.queue_microtask_throws(),
                 _ => true,
             };
             if !allowed {
                 continue;
             }
             let mut w = phase.weights[kind as usize];
+            // In a reaction's body that started without promise hooks,
+            // enabling one is what makes promiseAfterHook skip its pop.
+            if kind == Kind::EnableHook && reaction_without_hooks {
+                w *= 8;
+            }
             if building {
                 if kind.deepens() {
                     w *= 8;
@@ -558,6 +590,7 @@ impl CaseGen {
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
             Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             Some(Frame::Tick { .. }) => Op::EndTick,
+            Some(Frame::Microtask { .. }) => Op::EndMicrotask,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -587,6 +620,7 @@ impl CaseGen {
             Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
             Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             Some(Frame::Tick { .. }) => Op::EndTick,
+            Some(Frame::Microtask { .. }) => Op::EndMicrotask,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -649,6 +683,7 @@ impl CaseGen {
                         old_default_trigger_async_id,
                     } => *old_default_trigger_async_id,
                     Frame::Tick { tick, .. } => tick.async_id,
+                    Frame::Microtask { .. } => f.k_execution_async_id,
                 },
             },
             7 => {
@@ -805,6 +840,9 @@ impl CaseGen {
             Kind::QueueMicrotask => Op::QueueMicrotask,
             Kind::PromiseThen => Op::PromiseThen,
             Kind::PromiseReject => Op::PromiseReject,
+            Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
+            Kind::PromiseThenBody => Op::PromiseThenBody,
+            Kind::EndMicrotask => Op::EndMicrotask,
             Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
             Kind::TriggerAsyncId => Op::TriggerAsyncId,
             Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,

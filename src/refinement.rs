@@ -9,6 +9,7 @@
 use lazy::Lazy;
 use model::env::callback_scope::InternalCallbackScope;
 use model::env::context_frame::ContextFrame;
+use model::env::microtasks::{Checkpoint, RunningMicrotask};
 use model::env::resources::{Heap, NativeSlot};
 use model::env::ticks::TickRun;
 use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
@@ -58,6 +59,26 @@ pub enum AbstractFrame {
     /// Inside a tick's callback: the tick (id, trigger), the closing scope
     /// that called the run, if `Close` did, and the prior frame.
     Tick(AsyncId, AsyncId, Option<Box<AbstractFrame>>, ContextFrame),
+    /// Inside a microtask's callback: what is left of the job, where its
+    /// checkpoint goes on (the closing scope, if a `Close` ran the
+    /// checkpoint or the tick run that did), and the prior frame.
+    Microtask(
+        RunningMicrotask,
+        AbstractCheckpoint,
+        Option<Box<AbstractFrame>>,
+        ContextFrame,
+    ),
+}
+
+/// Who performed a microtask checkpoint, without the scope it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AbstractCheckpoint {
+    /// The outermost `Close`.
+    Close,
+    /// The end of a tick run.
+    TickRun,
+    /// `runNextTicks`.
+    NextTicks,
 }
 
 /// A queued tick: id, trigger, whether it asks for its resource, its
@@ -136,6 +157,24 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
             },
             prior_context_frame.clone(),
         ),
+        Frame::Microtask {
+            job,
+            checkpoint,
+            prior_context_frame,
+        } => {
+            let (site, scope) = match checkpoint {
+                Checkpoint::Close(sc) => (AbstractCheckpoint::Close, Some(sc)),
+                Checkpoint::TickRun(TickRun::Close(sc)) => (AbstractCheckpoint::TickRun, Some(sc)),
+                Checkpoint::TickRun(TickRun::TickCallback) => (AbstractCheckpoint::TickRun, None),
+                Checkpoint::NextTicks => (AbstractCheckpoint::NextTicks, None),
+            };
+            AbstractFrame::Microtask(
+                job.clone(),
+                site,
+                scope.map(|sc| Box::new(abstract_scope(sc))),
+                prior_context_frame.clone(),
+            )
+        }
     }
 }
 

@@ -212,6 +212,9 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::QueueMicrotask, "queue-microtask"),
         (Op::PromiseThen, "promise-then"),
         (Op::PromiseReject, "promise-reject"),
+        (Op::QueueMicrotaskBody, "queue-microtask-body"),
+        (Op::PromiseThenBody, "promise-then-body"),
+        (Op::EndMicrotask, "end-microtask"),
     ]
 }
 
@@ -787,6 +790,9 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::QueueMicrotask),
         Just(Op::PromiseThen),
         Just(Op::PromiseReject),
+        Just(Op::QueueMicrotaskBody),
+        Just(Op::PromiseThenBody),
+        Just(Op::EndMicrotask),
         Just(Op::ExecutionAsyncId),
         Just(Op::TriggerAsyncId),
         Just(Op::ExecutionAsyncResource),

@@ -3,8 +3,9 @@
 //! while the main thread opens and closes nested lazy and eager scopes.
 //!
 //! Node reads the flag (`is_stopping()`, an atomic) in the
-//! `InternalCallbackScope` constructor (`can_call_into_js()`) and at the
-//! start of `InternalCallbackScope::Close`; both sides read it there through
+//! `InternalCallbackScope` constructor (`can_call_into_js()`), at the
+//! start of `InternalCallbackScope::Close`, and in the outermost `Close`
+//! after its microtask checkpoint; both sides read it there through
 //! `stopping()`, which in a loom build asks a probe. The lazy side's probe
 //! loads a loom `AtomicBool` that the second thread stores `true` into, and
 //! records at which read it first saw it. For every interleaving the eager
@@ -135,6 +136,7 @@ fn innermost_end(lazy: &Lazy) -> Option<Op> {
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
         model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
         model::env::Frame::Tick { .. } => Op::EndTick,
+        model::env::Frame::Microtask { .. } => Op::EndMicrotask,
     })
 }
 
@@ -279,6 +281,27 @@ fn scripts() -> Vec<(&'static str, String)> {
         // Lazy scopes nested past the id stack's first 16 pairs (the eager
         // side grows it).
         ("deep-lazy", deep),
+        // The main script's close runs the microtask checkpoint; a
+        // reaction's body opens lazy scopes there (above nothing: the main
+        // script's entry has popped), and the rest of Close (its
+        // perform_stopping_check after the checkpoint, the CHECK) follows
+        // the body's end.
+        (
+            "microtask-body-in-checkpoint",
+            "
+            create-hook H1 init before after destroy
+            promise-then-body
+            close
+              callback-scope 6 0 R2
+                callback-scope 7 6 R3
+                  enable-hook H1
+                  execution-async-id
+                close
+              close
+            end-microtask
+            "
+            .to_string(),
+        ),
     ]
 }
 

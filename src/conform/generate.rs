@@ -151,7 +151,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
     // (weight, kind)
     let frames = caps.async_context_frame;
     let tick_inner = matches!(innermost, Some(Frame::Tick { .. }));
-    let table: [(u64, u8); 37] = [
+    let microtask_inner = matches!(innermost, Some(Frame::Microtask { .. }));
+    let table: [(u64, u8); 40] = [
         (if st.hooks < 3 { 4 } else { 0 }, 0), // create-hook
         (if st.hooks > 0 { 6 } else { 0 }, 1), // enable-hook
         (if st.hooks > 0 { 2 } else { 0 }, 2), // disable-hook
@@ -239,6 +240,9 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (3, 34),                          // queue-microtask
         (3, 35),                          // promise-then
         (2, 36),                          // promise-reject
+        (3, 37),                          // queue-microtask-body
+        (3, 38),                          // promise-then-body
+        (if microtask_inner { 8 } else { 0 }, 39), // end-microtask
     ];
     let total: u64 = table.iter().map(|(w, _)| *w).sum();
     let mut roll = rng.below(total);
@@ -367,6 +371,9 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         34 => Op::QueueMicrotask,
         35 => Op::PromiseThen,
         36 => Op::PromiseReject,
+        37 => Op::QueueMicrotaskBody,
+        38 => Op::PromiseThenBody,
+        39 => Op::EndMicrotask,
         24 => Op::TimersScope,
         25 => match rng.pick(&outer_targets) {
             Some(outer) => Op::CloseOuter { outer },

@@ -220,6 +220,7 @@ fn closing_op(frame: &model::env::Frame<model::eager::EagerStack>) -> Op {
         model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
         model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
         model::env::Frame::Tick { .. } => Op::EndTick,
+        model::env::Frame::Microtask { .. } => Op::EndMicrotask,
     }
 }
 

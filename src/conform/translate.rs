@@ -89,6 +89,22 @@ enum FrameKind {
     /// The callback of a `next-tick-body` tick, which the runtime runs as a
     /// `frame()` up to its `et` step.
     Tick,
+    /// The callback of a `queue-microtask-body` or `promise-then-body`
+    /// microtask, which the runtime runs as a `frame()` up to its `em` step.
+    Microtask,
+}
+
+/// Who performed the microtask checkpoint a microtask's callback runs in,
+/// as far as the program's shape goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Site {
+    /// The outermost close of a native scope of this kind.
+    Close(FrameKind),
+    /// The end of a tick run (the native scope whose close ran it, or
+    /// `None` for `process._tickCallback()`).
+    TickRun(Option<FrameKind>),
+    /// `runNextTicks` (`process._tickCallback()`).
+    NextTicks,
 }
 
 impl FrameKind {
@@ -102,6 +118,7 @@ impl FrameKind {
             FrameKind::Timers => "RunTimers' scope",
             FrameKind::AlsRun => "an als-run",
             FrameKind::Tick => "a tick's callback",
+            FrameKind::Microtask => "a microtask's callback",
         }
     }
 
@@ -139,6 +156,8 @@ struct Frame {
     /// A tick's callback: the native scope whose outermost close ran it, or
     /// `None` when `process._tickCallback()` did.
     tick_run: Option<FrameKind>,
+    /// A microtask's callback: the checkpoint that ran it.
+    site: Option<Site>,
 }
 
 impl Frame {
@@ -151,6 +170,7 @@ impl Frame {
             open_index,
             closed_early: false,
             tick_run: None,
+            site: None,
         }
     }
 }
@@ -179,6 +199,12 @@ pub struct Checker {
     /// The tick queue as far as the program's shape goes: whether each
     /// queued tick has a body.
     ticks: std::collections::VecDeque<bool>,
+    /// `tickInfo[kHasTickScheduled]`: set by a tick queued on an empty
+    /// queue, cleared when a tick run ends.
+    has_tick_scheduled: bool,
+    /// The microtask queue as far as the program's shape goes: whether
+    /// each queued job has a body.
+    microtasks: std::collections::VecDeque<bool>,
 }
 
 impl Default for Checker {
@@ -230,6 +256,8 @@ impl Checker {
             started: false,
             try_catch_chain_broken: false,
             ticks: std::collections::VecDeque::new(),
+            has_tick_scheduled: false,
+            microtasks: std::collections::VecDeque::new(),
         }
     }
 
@@ -316,9 +344,10 @@ impl Checker {
                 let outermost = !(self.frames.iter()).any(|f| {
                     (f.kind.is_native() && !f.closed_early)
                         || (f.kind == FrameKind::Tick && f.tick_run.is_some())
+                        || matches!(f.site, Some(Site::Close(_) | Site::TickRun(Some(_))))
                 });
                 if kind.is_native() && outermost && !failed {
-                    self.run_ticks(Some(kind));
+                    self.close_checkpoint(kind);
                 }
             }
             Shape::CloseOuter { frame, .. } => {
@@ -346,12 +375,25 @@ impl Checker {
                         self.exited = true;
                     }
                 }
-                Op::NextTick { .. } => self.ticks.push_back(false),
-                Op::NextTickBody => self.ticks.push_back(true),
-                Op::TickCallback => self.run_ticks(None),
+                Op::NextTick { .. } | Op::NextTickBody => {
+                    if self.ticks.is_empty() {
+                        self.has_tick_scheduled = true;
+                    }
+                    self.ticks.push_back(matches!(op, Op::NextTickBody));
+                }
+                Op::QueueMicrotask | Op::PromiseThen => self.microtasks.push_back(false),
+                Op::QueueMicrotaskBody | Op::PromiseThenBody => self.microtasks.push_back(true),
+                Op::TickCallback => self.run_next_ticks(),
                 Op::EndTick => {
                     if let Some(frame) = self.frames.pop() {
                         self.run_ticks(frame.tick_run);
+                    }
+                }
+                Op::EndMicrotask => {
+                    if let Some(site) = self.frames.pop().and_then(|f| f.site) {
+                        if !self.run_microtasks(site) {
+                            self.after_checkpoint(site);
+                        }
                     }
                 }
                 _ => {}
@@ -375,6 +417,72 @@ impl Checker {
                     ..Frame::new(FrameKind::Tick, self.index, None)
                 });
                 return;
+            }
+        }
+        // runMicrotasks(), then the do-while.
+        if !self.run_microtasks(Site::TickRun(run)) {
+            self.after_checkpoint(Site::TickRun(run));
+        }
+    }
+
+    /// `runNextTicks` (`process._tickCallback()`): the microtask
+    /// checkpoint when no tick is scheduled, then the ticks if one is.
+    fn run_next_ticks(&mut self) {
+        if self.has_tick_scheduled || !self.run_microtasks(Site::NextTicks) {
+            self.after_checkpoint(Site::NextTicks);
+        }
+    }
+
+    /// The outermost close of a native scope of `kind` that did not fail:
+    /// the microtask checkpoint when no tick is scheduled, then the ticks.
+    fn close_checkpoint(&mut self, kind: FrameKind) {
+        if self.has_tick_scheduled || !self.run_microtasks(Site::Close(kind)) {
+            self.after_checkpoint(Site::Close(kind));
+        }
+    }
+
+    /// A microtask checkpoint: the jobs without a body run through, the
+    /// first with one opens its callback's frame (`true`). Inside a
+    /// microtask's callback a checkpoint runs nothing (V8's
+    /// `IsRunningMicrotasks()`).
+    fn run_microtasks(&mut self, site: Site) -> bool {
+        if (self.frames.iter()).any(|f| f.kind == FrameKind::Microtask) {
+            return false;
+        }
+        while let Some(body) = self.microtasks.pop_front() {
+            if body {
+                self.frames.push(Frame {
+                    site: Some(site),
+                    ..Frame::new(FrameKind::Microtask, self.index, None)
+                });
+                return true;
+            }
+        }
+        false
+    }
+
+    /// What the checkpoint's caller does once the queue is empty: a close
+    /// runs the ticks if one is scheduled; a tick run goes round again if a
+    /// microtask queued a tick, else it ends; `runNextTicks` runs the ticks
+    /// if one is scheduled.
+    fn after_checkpoint(&mut self, site: Site) {
+        match site {
+            Site::Close(kind) => {
+                if self.has_tick_scheduled {
+                    self.run_ticks(Some(kind));
+                }
+            }
+            Site::TickRun(run) => {
+                if self.ticks.is_empty() {
+                    self.has_tick_scheduled = false;
+                } else {
+                    self.run_ticks(run);
+                }
+            }
+            Site::NextTicks => {
+                if self.has_tick_scheduled {
+                    self.run_ticks(None);
+                }
             }
         }
     }
@@ -679,6 +787,16 @@ impl Checker {
             }
             Op::EnterRunInAsyncScope { .. } => Ok(Shape::Open(FrameKind::RunInAsyncScope)),
             Op::EnterDefaultTriggerScope { .. } => Ok(Shape::Open(FrameKind::DefaultTriggerScope)),
+            Op::UncaughtException { .. }
+                if (self.frames.iter().rev())
+                    .take_while(|f| !(f.kind.is_native() || f.kind == FrameKind::Tick && f.tick_run.is_some()))
+                    .any(|f| f.kind == FrameKind::Microtask) =>
+            {
+                self.refuse(
+                    op,
+                    "uncaught-exception that leaves a microtask's callback: the model refuses it (docs/spec.md, end-microtask)",
+                )
+            }
             Op::UncaughtException { .. } if innermost.kind == FrameKind::Tick => {
                 if self.try_catch_chain_broken {
                     return self.refuse(
@@ -722,11 +840,28 @@ impl Checker {
                 }
                 Ok(Shape::Plain)
             }
-            Op::QueueMicrotask | Op::PromiseThen | Op::PromiseReject if self.module_entry => self.refuse(
-                op,
-                "queue-microtask / promise-then / promise-reject in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe",
-            ),
-            Op::QueueMicrotask => Ok(Shape::Plain),
+            Op::QueueMicrotask
+            | Op::PromiseThen
+            | Op::PromiseReject
+            | Op::QueueMicrotaskBody
+            | Op::PromiseThenBody
+                if self.module_entry =>
+            {
+                self.refuse(
+                    op,
+                    "queue-microtask / promise-then (with or without a body) / promise-reject in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe",
+                )
+            }
+            Op::QueueMicrotask | Op::QueueMicrotaskBody | Op::PromiseThenBody => Ok(Shape::Plain),
+            Op::EndMicrotask => {
+                if innermost.kind != FrameKind::Microtask {
+                    return self.refuse(
+                        op,
+                        format!("end-microtask: the innermost frame is {}", innermost.kind.describe()),
+                    );
+                }
+                Ok(Shape::Plain)
+            }
             Op::EndTick => {
                 if innermost.kind != FrameKind::Tick {
                     return self.refuse(
@@ -906,6 +1041,9 @@ fn plain_step(out: &mut String, op: &Op, model_id: Option<AsyncId>) {
         Op::QueueMicrotask => out.push_str("qm"),
         Op::PromiseThen => out.push_str("pt"),
         Op::PromiseReject => out.push_str("prj"),
+        Op::QueueMicrotaskBody => out.push_str("qmb"),
+        Op::PromiseThenBody => out.push_str("ptb"),
+        Op::EndMicrotask => out.push_str("emt"),
         Op::ExecutionAsyncId => out.push_str("eid"),
         Op::TriggerAsyncId => out.push_str("tid"),
         Op::ExecutionAsyncResource => out.push_str("ear"),
@@ -1008,6 +1146,8 @@ fn close_step(kind: FrameKind, thrown: bool, threw: bool) -> (&'static str, bool
         FrameKind::Main => ("xM", true),
         // `end-tick` is written as a plain step; for completeness.
         FrameKind::Tick => ("et", true),
+        // `end-microtask` too.
+        FrameKind::Microtask => ("emt", true),
     }
 }
 

@@ -115,6 +115,33 @@ function rejectUnhandled() {
   }
   Promise.reject(0);
 }
+// A microtask with a body: its callback writes what it sees, then runs the
+// steps up to its `emt` (end-microtask) as a frame, inside whatever ran the
+// checkpoint (a close, `tc`, the `et` of a tick, the `emt` of the microtask
+// before), so the index of the last close that ran is put back when it is
+// done.
+function microtaskBody(promise) {
+  const cb = () => {
+    W({ k: 'micro', p: promise ? 1 : 0, e: eid(), t: tid() });
+    // An uncaught exception ended the main script before its close step
+    // (`xU`) ran: this microtask runs in that Close, so that step is done.
+    if (opIndex === mainCloseIndex && closedAt !== mainCloseIndex) {
+      nextStep();
+      closedAt = mainCloseIndex;
+    }
+    const saved = closedAt;
+    try {
+      frame();
+    } finally {
+      closedAt = saved;
+    }
+  };
+  if (promise) {
+    Promise.resolve().then(cb);
+  } else {
+    queueMicrotask(cb);
+  }
+}
 function nameOf(r) {
   if (r === undefined) return 'undefined';
   if (r === topLevelResource) return 'top';
@@ -339,6 +366,9 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 //                         writes what it sees
 //   ntb MODEL|-           process.nextTick with a body: its callback runs the
 //                         steps up to its `et` (end-tick) as a frame
+//   qmb / ptb             queueMicrotask / Promise.resolve().then with a body:
+//                         the callback writes what it sees, then runs the
+//                         steps up to its `emt` (end-microtask) as a frame
 //   eid tid ear dtid      the queries     new MODEL|-  newAsyncId
 //   ue HANDLED            an uncaught exception      cl  clearAsyncIdStack
 //   cs ID TRIG R CLOSE    addon.callbackScope, CLOSE the index of its close
@@ -412,6 +442,8 @@ function plain(i, t) {
     case 'qm': microtask(false); break;
     case 'pt': microtask(true); break;
     case 'prj': rejectUnhandled(); break;
+    case 'qmb': microtaskBody(false); break;
+    case 'ptb': microtaskBody(true); break;
     case 'tc': process._tickCallback(); break;
     case 'eid': W({ k: 'eid', v: eid() }); break;
     case 'tid': W({ k: 'tid', v: tid() }); break;
@@ -516,7 +548,9 @@ function frame(self) {
         closedAt = i;
         return;
       case 'et':
-        // The tick's callback returns: what the run does next is this op's.
+      case 'emt':
+        // The tick's (microtask's) callback returns: what the run (the
+        // checkpoint) does next is this op's.
         W({ op: i });
         return;
       case 'xt':

@@ -2,6 +2,7 @@
 //! with the JS `callbackTrampoline` (`lib/internal/async_hooks.js`).
 
 use super::context_frame::ContextFrame;
+use super::microtasks::Checkpoint;
 use super::resources::{NativeSlot, ScopeSerial};
 use super::ticks::TickRun;
 use super::{AsyncIdStack, Died, Environment, Frame, Halt};
@@ -266,9 +267,32 @@ impl<S: AsyncIdStack> Environment<S> {
             return Ok(());
         }
         if !self.ticks.has_tick_scheduled {
-            // PerformCheckpoint, then perform_stopping_check (nothing stops
-            // a leaf microtask in the model).
-            self.run_microtasks()?;
+            // PerformCheckpoint, which may stop in a microtask's body.
+            match self.run_microtasks(Checkpoint::Close(Box::new(scope)))? {
+                Some(Checkpoint::Close(s)) => scope = *s,
+                Some(_) => unreachable!("run_microtasks gives its site back"),
+                None => return Ok(()),
+            }
+            return self.close_after_checkpoint(scope, true);
+        }
+        self.close_after_checkpoint(scope, false)
+    }
+
+    /// The rest of the outermost `InternalCallbackScope::Close` after the
+    /// microtask checkpoint (`checkpointed`; there is none when a tick is
+    /// scheduled): `perform_stopping_check()` after the checkpoint, the
+    /// `kTotals` CHECK, then the tick callback if a tick is scheduled and
+    /// JS can run (`can_call_into_js()`). Outside a loom build nothing
+    /// stops the environment between the start of `Close` and here but a
+    /// `stop` in a microtask's body, which [`Self::end_microtask`] handles.
+    pub(crate) fn close_after_checkpoint(
+        &mut self,
+        mut scope: InternalCallbackScope<S>,
+        checkpointed: bool,
+    ) -> Result<(), Died> {
+        if checkpointed && self.stopping() {
+            scope.failed = true;
+            S::clear_async_id_stack(&mut self.async_hooks, false);
         }
         if self.async_hooks.fields.k_totals != 0
             && S::checks_outermost_close(&self.async_hooks, scope.entered)
@@ -285,7 +309,9 @@ impl<S: AsyncIdStack> Environment<S> {
                 )));
             }
         }
-        if !self.ticks.has_tick_scheduled && !self.rejections.has_rejection_to_warn {
+        if (!self.ticks.has_tick_scheduled && !self.rejections.has_rejection_to_warn)
+            || self.stopping()
+        {
             self.pop_async_callback_scope(&scope);
             return Ok(());
         }

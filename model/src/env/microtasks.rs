@@ -8,7 +8,10 @@
 //! read from the binary; v20 differs in `queueMicrotask` (below), checked
 //! on v20.20's.
 
-use super::{impossible, AsyncIdStack, Died, Environment, Halt};
+use super::callback_scope::InternalCallbackScope;
+use super::context_frame::ContextFrame;
+use super::ticks::TickRun;
+use super::{impossible, AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{AsyncId, HookEvent, NodeVersion, Observation, ResourceView};
 use std::collections::VecDeque;
 
@@ -25,15 +28,66 @@ pub enum Microtask {
     Callback {
         /// The `AsyncResource`'s ids, if one was made.
         resource: Option<(AsyncId, AsyncId)>,
+        /// The callback has a body (`queue-microtask-body`).
+        body: bool,
+        /// The `AsyncContextFrame` current when it was queued: V8 keeps the
+        /// continuation-preserved embedder data in the microtask and makes
+        /// it current while the job runs (the `AsyncResource`, if any,
+        /// captured the same frame and `runInAsyncScope` exchanges it in).
+        context_frame: ContextFrame,
     },
     /// The reaction job of `Promise.resolve().then(cb)`: the derived
     /// promise's ids, if it was tracked when created.
     Reaction {
         /// The derived promise's ids.
         promise: PromiseIds,
+        /// The reaction has a body (`promise-then-body`).
+        body: bool,
+        /// The `AsyncContextFrame` current at `.then` (V8 keeps it in the
+        /// reaction job and makes it current while the job runs).
+        context_frame: ContextFrame,
     },
     /// `disablePromiseHookIfNecessary`, queued by `disableHooks()`.
     DisablePromiseHook,
+}
+
+/// A microtask with a body whose callback is running: what is left of its
+/// job when `end-microtask` comes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RunningMicrotask {
+    /// `runMicrotask` of a `queueMicrotask` (its `AsyncResource`'s ids, if
+    /// one was made), or the bare callback.
+    Callback {
+        /// The `AsyncResource`'s ids, if one was made.
+        resource: Option<(AsyncId, AsyncId)>,
+    },
+    /// A promise reaction: the derived promise's ids as `promiseBeforeHook`
+    /// left them (`None` when no promise hook was installed at its start
+    /// and the promise was never tracked).
+    Reaction {
+        /// The derived promise's ids.
+        promise: PromiseIds,
+    },
+}
+
+/// Who performed the microtask checkpoint a microtask with a body runs in,
+/// and so where the checkpoint goes on after `end-microtask` (once the queue
+/// is empty).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Checkpoint<S: AsyncIdStack> {
+    /// `MicrotaskQueue::PerformCheckpoint` in the outermost
+    /// `InternalCallbackScope::Close` (`src/api/callback.cc`): then
+    /// `perform_stopping_check`, the `kTotals` CHECK and the ticks. The
+    /// scope is still alive (the callback-scope depth counts it).
+    Close(Box<InternalCallbackScope<S>>),
+    /// `runMicrotasks()` at the end of `processTicksAndRejections`
+    /// (`lib/internal/process/task_queues.js`): then its `do { } while
+    /// (!queue.isEmpty() ...)` loop, which runs the ticks the microtasks
+    /// scheduled, and the run returns to its caller.
+    TickRun(TickRun<S>),
+    /// `runMicrotasks()` in `runNextTicks` (`process._tickCallback()`):
+    /// then `processTicksAndRejections` if a tick is scheduled.
+    NextTicks,
 }
 
 /// The `init` promise hook `updatePromiseHookMode` chose.
@@ -118,7 +172,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// enabled (`enabledHooksExist()`), else queues the bare callback; v20
     /// always makes it. The constructor throws `ERR_INVALID_ASYNC_ID` for a
     /// trigger below -1; the model has no op that throws, so it refuses.
-    pub(crate) fn queue_microtask(&mut self) -> Result<(), Halt> {
+    pub(crate) fn queue_microtask(&mut self, body: bool) -> Result<(), Halt> {
         let resource = if self.queue_microtask_fast_path() {
             None
         } else {
@@ -137,9 +191,11 @@ impl<S: AsyncIdStack> Environment<S> {
             );
             Some((async_id, trigger_async_id))
         };
-        self.microtasks
-            .queue
-            .push_back(Microtask::Callback { resource });
+        self.microtasks.queue.push_back(Microtask::Callback {
+            resource,
+            body,
+            context_frame: self.context_frame.clone(),
+        });
         Ok(())
     }
 
@@ -212,55 +268,113 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `Promise.resolve().then(cb)`: the resolved promise (`init`, then
     /// `settled`), the derived promise (`init` with the first as parent),
     /// and the reaction job queued.
-    pub(crate) fn promise_then(&mut self) {
+    pub(crate) fn promise_then(&mut self, body: bool) {
         let mut resolved = self.promise_init(None);
         resolved = self.promise_settled(resolved);
         let derived = self.promise_init(Some(&mut resolved));
-        self.microtasks
-            .queue
-            .push_back(Microtask::Reaction { promise: derived });
+        self.microtasks.queue.push_back(Microtask::Reaction {
+            promise: derived,
+            body,
+            context_frame: self.context_frame.clone(),
+        });
+    }
+
+    /// Whether a microtask callback is running: V8's `PerformCheckpoint`
+    /// does nothing then (`IsRunningMicrotasks()`), so a `runMicrotasks()`
+    /// or an outermost `Close` inside a microtask body runs none.
+    fn running_microtasks(&self) -> bool {
+        (self.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }))
     }
 
     /// Run the microtask queue until it is empty (`PerformCheckpoint`,
-    /// `runMicrotasks()`).
-    pub(crate) fn run_microtasks(&mut self) -> Result<(), Died> {
+    /// `runMicrotasks()`), for the checkpoint `site`. Each job runs in the
+    /// frame captured when it was queued, and the one current before is put
+    /// back after it. A job with a body stops the checkpoint inside its
+    /// callback: a [`Frame::Microtask`] keeps the job and the site, and
+    /// `Ok(None)` says so; [`Self::end_microtask`] resumes. `Ok(Some(site))`:
+    /// the queue is empty (or a microtask is running already), the caller
+    /// goes on.
+    pub(crate) fn run_microtasks(
+        &mut self,
+        site: Checkpoint<S>,
+    ) -> Result<Option<Checkpoint<S>>, Died> {
+        if self.running_microtasks() {
+            return Ok(Some(site));
+        }
         while let Some(job) = self.microtasks.queue.pop_front() {
-            match job {
-                Microtask::Callback { resource: None } => self.observe_microtask(false),
+            let (running, body, frame) = match job {
                 Microtask::Callback {
-                    resource: Some((async_id, trigger_async_id)),
+                    resource,
+                    body,
+                    context_frame,
                 } => {
+                    let prior = std::mem::replace(&mut self.context_frame, context_frame);
                     // runMicrotask: runInAsyncScope(() => { try { cb() }
                     // finally { this.emitDestroy() } }).
-                    self.emit_before_script(
-                        async_id,
-                        trigger_async_id,
-                        Some(ResourceView::Microtask(async_id)),
-                    )?;
+                    if let Some((async_id, trigger_async_id)) = resource {
+                        self.emit_before_script(
+                            async_id,
+                            trigger_async_id,
+                            Some(ResourceView::Microtask(async_id)),
+                        )?;
+                    }
                     self.observe_microtask(false);
-                    self.emit_destroy_script(async_id);
-                    self.run_in_async_scope_finally(async_id)?;
+                    (RunningMicrotask::Callback { resource }, body, prior)
                 }
-                Microtask::Reaction { promise } => self.run_reaction(promise)?,
+                Microtask::Reaction {
+                    promise,
+                    body,
+                    context_frame,
+                } => {
+                    let prior = std::mem::replace(&mut self.context_frame, context_frame);
+                    let promise = self.promise_before(promise)?;
+                    self.observe_microtask(true);
+                    (RunningMicrotask::Reaction { promise }, body, prior)
+                }
                 Microtask::DisablePromiseHook => {
                     if !self.microtasks.want_promise_hook {
                         self.microtasks.installed = None;
                     }
+                    continue;
                 }
+            };
+            if body {
+                self.frames.push(Frame::Microtask {
+                    job: running,
+                    checkpoint: site,
+                    prior_context_frame: frame,
+                });
+                return Ok(None);
             }
+            self.finish_microtask(running)?;
+            self.context_frame = frame;
         }
-        Ok(())
+        Ok(Some(site))
     }
 
-    /// A promise reaction job: `promiseBeforeHook` (track, then
-    /// `emitBeforeScript`, which pushes), the callback, the derived promise
-    /// settling (`promiseResolveHook`), `promiseAfterHook` (`emitAfterNative`
-    /// with after hooks, then `popAsyncContext(asyncId)` only when
-    /// `asyncId === executionAsyncId()`).
-    fn run_reaction(&mut self, promise: PromiseIds) -> Result<(), Died> {
+    /// The end of a job once its callback returned: for `runMicrotask`,
+    /// the `finally` (`emitDestroy`) and `runInAsyncScope`'s `finally`
+    /// (`hasAsyncIdStack()` then `emitAfter`); for a reaction, the derived
+    /// promise settling and `promiseAfterHook`.
+    fn finish_microtask(&mut self, job: RunningMicrotask) -> Result<(), Died> {
+        match job {
+            RunningMicrotask::Callback { resource: None } => Ok(()),
+            RunningMicrotask::Callback {
+                resource: Some((async_id, _)),
+            } => {
+                self.emit_destroy_script(async_id);
+                self.run_in_async_scope_finally(async_id)
+            }
+            RunningMicrotask::Reaction { promise } => self.promise_after(promise),
+        }
+    }
+
+    /// `promiseBeforeHook`, if the promise hooks are installed when the
+    /// reaction starts (V8 reads them at each hook): track, then
+    /// `emitBeforeScript`, which pushes. The promise's ids after it.
+    fn promise_before(&mut self, promise: PromiseIds) -> Result<PromiseIds, Died> {
         if self.microtasks.installed.is_none() {
-            self.observe_microtask(true);
-            return Ok(());
+            return Ok(promise);
         }
         let (async_id, trigger_async_id) = self.track_promise(promise, None);
         self.emit_before_script(
@@ -268,8 +382,22 @@ impl<S: AsyncIdStack> Environment<S> {
             trigger_async_id,
             Some(ResourceView::Promise(async_id)),
         )?;
-        self.observe_microtask(true);
-        self.promise_settled(Some((async_id, trigger_async_id)));
+        Ok(Some((async_id, trigger_async_id)))
+    }
+
+    /// After the reaction's callback, if the promise hooks are installed
+    /// now (a body may have enabled the first hook): the derived promise
+    /// settling (`promiseResolveHook`), then `promiseAfterHook`
+    /// (`lib/internal/async_hooks.js`): `trackPromise`, `emitAfterNative`
+    /// with after hooks, then `popAsyncContext(asyncId)` only when `asyncId
+    /// === executionAsyncId()`, which "might not be true if async_hooks was
+    /// enabled during the promise callback execution".
+    fn promise_after(&mut self, promise: PromiseIds) -> Result<(), Died> {
+        if self.microtasks.installed.is_none() {
+            return Ok(());
+        }
+        let promise = self.promise_settled(promise);
+        let (async_id, _) = self.track_promise(promise, None);
         if self.async_hooks.fields.k_after > 0 {
             self.emit_hook(super::hooks::HookKind::After, async_id);
         }
@@ -277,6 +405,51 @@ impl<S: AsyncIdStack> Environment<S> {
             self.pop_async_context_js(async_id)?;
         }
         Ok(())
+    }
+
+    /// `end-microtask`: the innermost microtask callback returns. The job
+    /// finishes ([`Self::finish_microtask`]), the frame current before it
+    /// is put back, and its checkpoint goes on: the rest of the queue, then
+    /// what the site does next ([`Checkpoint`]). While the environment is
+    /// stopping the callback was terminated instead: no `finally`, no after
+    /// hook; V8 drops the rest of the queue (`MicrotaskQueue::RunMicrotasks`
+    /// on termination), the JS that ran the checkpoint is terminated too,
+    /// and a `Close` that ran it (or ran the tick run that did) marks itself
+    /// failed and clears the stack (`perform_stopping_check`), as after a
+    /// terminated tick.
+    pub(crate) fn end_microtask(&mut self) -> Result<(), Halt> {
+        let Some(Frame::Microtask {
+            job,
+            checkpoint,
+            prior_context_frame,
+        }) = self.frames.pop()
+        else {
+            unreachable!("dispatch checked that the innermost frame is a microtask")
+        };
+        if self.is_stopping {
+            self.microtasks.queue.clear();
+            match checkpoint {
+                Checkpoint::Close(scope) | Checkpoint::TickRun(TickRun::Close(scope)) => {
+                    self.finish_close(*scope, true)
+                }
+                Checkpoint::TickRun(TickRun::TickCallback) | Checkpoint::NextTicks => {}
+            }
+            return Ok(());
+        }
+        self.finish_microtask(job)?;
+        self.context_frame = prior_context_frame;
+        Ok(self.resume_checkpoint(checkpoint)?)
+    }
+
+    /// The checkpoint `site` goes on: the rest of the queue, then the site's
+    /// own continuation.
+    pub(crate) fn resume_checkpoint(&mut self, site: Checkpoint<S>) -> Result<(), Died> {
+        match self.run_microtasks(site)? {
+            None => Ok(()),
+            Some(Checkpoint::Close(scope)) => self.close_after_checkpoint(*scope, true),
+            Some(Checkpoint::TickRun(run)) => self.tick_run_after_microtasks(run),
+            Some(Checkpoint::NextTicks) => self.next_ticks_after_microtasks(),
+        }
     }
 
     fn observe_microtask(&mut self, promise: bool) {

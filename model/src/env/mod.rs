@@ -86,6 +86,18 @@ pub enum Frame<S: AsyncIdStack> {
         /// (Node 26; not in a `finally`).
         prior_context_frame: ContextFrame,
     },
+    /// Inside the callback of a microtask with a body
+    /// (`queue-microtask-body`, `promise-then-body`), which a microtask
+    /// checkpoint runs (`lib/internal/process/task_queues.js`,
+    /// `runMicrotask`; V8's promise reaction job); ended by `end-microtask`.
+    Microtask {
+        /// What is left of the job: its resource, or the derived promise.
+        job: microtasks::RunningMicrotask,
+        /// Who performed the checkpoint: where it goes on.
+        checkpoint: microtasks::Checkpoint<S>,
+        /// The frame current before the job, which V8 puts back after it.
+        prior_context_frame: ContextFrame,
+    },
 }
 
 impl<S: AsyncIdStack> Frame<S> {
@@ -99,6 +111,43 @@ impl<S: AsyncIdStack> Frame<S> {
             Frame::DefaultTriggerScope { .. } => "default-trigger-scope".to_string(),
             Frame::AlsRun { als, .. } => format!("als-run {als} (or als-exit)"),
             Frame::Tick { tick, .. } => format!("the callback of tick {}", tick.async_id),
+            Frame::Microtask { .. } => "a microtask's callback".to_string(),
+        }
+    }
+
+    /// The `InternalCallbackScope` whose `Close` is still running under this
+    /// frame (a tick run or a microtask checkpoint it started), if any.
+    pub fn held_scope(&self) -> Option<&InternalCallbackScope<S>> {
+        match self {
+            Frame::Native(s) => Some(s),
+            Frame::Tick {
+                run: ticks::TickRun::Close(s),
+                ..
+            }
+            | Frame::Microtask {
+                checkpoint:
+                    microtasks::Checkpoint::Close(s)
+                    | microtasks::Checkpoint::TickRun(ticks::TickRun::Close(s)),
+                ..
+            } => Some(s),
+            _ => None,
+        }
+    }
+
+    fn held_scope_mut(&mut self) -> Option<&mut InternalCallbackScope<S>> {
+        match self {
+            Frame::Native(s) => Some(s),
+            Frame::Tick {
+                run: ticks::TickRun::Close(s),
+                ..
+            }
+            | Frame::Microtask {
+                checkpoint:
+                    microtasks::Checkpoint::Close(s)
+                    | microtasks::Checkpoint::TickRun(ticks::TickRun::Close(s)),
+                ..
+            } => Some(s),
+            _ => None,
         }
     }
 }
@@ -172,6 +221,9 @@ impl From<OpError> for Halt {
     }
 }
 
+/// Why the model refuses `uncaught-exception` inside a microtask's body.
+const MICROTASK_THROW: &str = "uncaught-exception inside a microtask's callback: the exception leaves the job (a queueMicrotask's through runMicrotask's and runInAsyncScope's finally blocks, a reaction's by rejecting the derived promise, reported later as an unhandled rejection) and V8's checkpoint goes on with the next job; the model does not describe that (end the microtask with end-microtask)";
+
 pub(crate) fn impossible<T>(why: impl Into<String>) -> Result<T, Halt> {
     Err(Halt::Impossible(OpError::Impossible(why.into())))
 }
@@ -239,8 +291,10 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// `Environment::is_stopping()` where Node reads it as a scope opens
-    /// (`can_call_into_js()` in the `InternalCallbackScope` constructor) and
-    /// at the start of `InternalCallbackScope::Close`. In a loom build
+    /// (`can_call_into_js()` in the `InternalCallbackScope` constructor), at
+    /// the start of `InternalCallbackScope::Close`, and in the outermost
+    /// `Close` after its microtask checkpoint (`perform_stopping_check()`,
+    /// then `can_call_into_js()` before the tick callback). In a loom build
     /// (`--cfg loom`) it first asks the probe set with `set_stop_probe` and
     /// latches a `true` into [`Environment::is_stopping`]; otherwise it is just
     /// `is_stopping`.
@@ -267,26 +321,14 @@ impl<S: AsyncIdStack> Environment<S> {
     /// equal, which is what lets the explorer deduplicate them.
     pub fn canonicalise_scope_serials(&mut self) {
         let open: Vec<ScopeSerial> = (self.frames.iter())
-            .filter_map(|f| match f {
-                Frame::Native(s) => Some(s.serial),
-                Frame::Tick {
-                    run: ticks::TickRun::Close(s),
-                    ..
-                } => Some(s.serial),
-                _ => None,
-            })
+            .filter_map(|f| f.held_scope().map(|s| s.serial))
             .collect();
         let rename = |serial: ScopeSerial| {
             (open.iter().position(|&o| o == serial)).map_or(ScopeSerial::MAX, |i| i as ScopeSerial)
         };
         for frame in &mut self.frames {
-            let scope = match frame {
-                Frame::Native(s) => s,
-                Frame::Tick {
-                    run: ticks::TickRun::Close(s),
-                    ..
-                } => s.as_mut(),
-                _ => continue,
+            let Some(scope) = frame.held_scope_mut() else {
+                continue;
             };
             scope.serial = rename(scope.serial);
             scope.resource = scope.resource.renamed(&rename);
@@ -549,13 +591,13 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.require_js(op)?;
                 Ok(self.run_next_ticks()?)
             }
-            Op::QueueMicrotask => {
+            Op::QueueMicrotask | Op::QueueMicrotaskBody => {
                 self.require_js(op)?;
-                self.queue_microtask()
+                self.queue_microtask(matches!(op, Op::QueueMicrotaskBody))
             }
-            Op::PromiseThen => {
+            Op::PromiseThen | Op::PromiseThenBody => {
                 self.require_js(op)?;
-                self.promise_then();
+                self.promise_then(matches!(op, Op::PromiseThenBody));
                 Ok(())
             }
             Op::PromiseReject => {
@@ -563,6 +605,14 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.promise_reject();
                 Ok(())
             }
+            Op::EndMicrotask => match self.innermost() {
+                Some(Frame::Microtask { .. }) => self.end_microtask(),
+                Some(other) => impossible(format!(
+                    "end-microtask: the innermost frame is {}, end it first",
+                    other.describe()
+                )),
+                None => impossible("end-microtask: no microtask callback is running"),
+            },
             Op::ExecutionAsyncId => {
                 self.require_js(op)?;
                 let id = self.async_hooks.async_id_fields.k_execution_async_id;
@@ -597,6 +647,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.require_js(op)?;
                 match self.innermost() {
                     Some(Frame::Native(_)) => Ok(self.on_global_uncaught_exception(*handled)?),
+                    Some(Frame::Microtask { .. }) => impossible(MICROTASK_THROW),
                     Some(Frame::Tick { .. }) => self.tick_threw(*handled),
                     Some(other) => impossible(format!(
                         "uncaught-exception: the exception reaches the native scope (or the tick callback) only after the JS frames around it end; the innermost frame is {}",

@@ -3,6 +3,7 @@
 
 use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
+use super::microtasks::Checkpoint;
 use super::{AsyncIdStack, Died, Environment, Frame, Halt};
 use crate::vocab::{AsyncId, Observation, ResourceView};
 use std::collections::VecDeque;
@@ -81,8 +82,9 @@ impl<S: AsyncIdStack> Environment<S> {
     /// the run inside its callback: a [`Frame::Tick`] is pushed, and the ops
     /// that follow run in the callback until `end-tick` ([`Self::end_tick`])
     /// resumes the run, or an exception leaves it ([`Self::tick_threw`]).
-    /// When the queue is empty: `setHasTickScheduled(false)` and the run
-    /// returns to its caller ([`TickRun`]).
+    /// When the queue is empty: `runMicrotasks()` (which may stop in a
+    /// microtask's body, [`Checkpoint::TickRun`]), then the do-while
+    /// ([`Self::tick_run_after_microtasks`]).
     pub(crate) fn process_ticks_and_rejections(&mut self, run: TickRun<S>) -> Result<(), Died> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
@@ -122,16 +124,25 @@ impl<S: AsyncIdStack> Environment<S> {
             self.emit_after_script(async_id)?;
             self.context_frame = prior_context_frame;
         }
-        // runMicrotasks(), then `while (!queue.isEmpty() ||
-        // processPromiseRejections())` (Node 26 first tests
-        // `hasRejectionToWarn()`, set whenever one is pending). Neither a
-        // microtask nor the `unhandledRejection` listener schedules a tick in
-        // the model, so the loop ends once no rejection is left.
-        loop {
-            self.run_microtasks()?;
-            if !self.process_promise_rejections()? {
-                break;
-            }
+        // runMicrotasks(), which may stop in a microtask's body
+        // (`Checkpoint::TickRun`); then the do-while.
+        match self.run_microtasks(Checkpoint::TickRun(run))? {
+            Some(Checkpoint::TickRun(run)) => self.tick_run_after_microtasks(run),
+            Some(_) => unreachable!("run_microtasks gives its site back"),
+            None => Ok(()),
+        }
+    }
+
+    /// The end of `processTicksAndRejections`' `do { } while
+    /// (!queue.isEmpty() || processPromiseRejections())` after
+    /// `runMicrotasks()` (Node 26 first tests `hasRejectionToWarn()`, set
+    /// whenever one is pending): a microtask may have queued a tick, or a
+    /// rejection was reported, and the run goes round again; else
+    /// `setHasTickScheduled(false)`, `setHasRejectionToWarn(false)` and the
+    /// run returns to its caller ([`TickRun`]).
+    pub(crate) fn tick_run_after_microtasks(&mut self, run: TickRun<S>) -> Result<(), Died> {
+        if !self.ticks.queue.is_empty() || self.process_promise_rejections()? {
+            return self.process_ticks_and_rejections(run);
         }
         self.ticks.has_tick_scheduled = false;
         self.rejections.has_rejection_to_warn = false;
@@ -150,10 +161,17 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(crate) fn run_next_ticks(&mut self) -> Result<(), Died> {
         let nothing =
             |env: &Self| !env.ticks.has_tick_scheduled && !env.rejections.has_rejection_to_warn;
-        if nothing(self) {
-            self.run_microtasks()?;
+        if nothing(self) && self.run_microtasks(Checkpoint::NextTicks)?.is_none() {
+            return Ok(());
         }
-        if nothing(self) {
+        self.next_ticks_after_microtasks()
+    }
+
+    /// The rest of `runNextTicks()` after its `runMicrotasks()`: return if
+    /// no tick is scheduled and no rejection is to be reported, else
+    /// `processTicksAndRejections()`.
+    pub(crate) fn next_ticks_after_microtasks(&mut self) -> Result<(), Died> {
+        if !self.ticks.has_tick_scheduled && !self.rejections.has_rejection_to_warn {
             return Ok(());
         }
         self.process_ticks_and_rejections(TickRun::TickCallback)
@@ -208,6 +226,18 @@ impl<S: AsyncIdStack> Environment<S> {
     /// throws in turn) until it reaches a native scope, where it is reported
     /// as any exception there (`on_global_uncaught_exception`).
     pub(crate) fn tick_threw(&mut self, handled: bool) -> Result<(), Halt> {
+        // The frames the exception leaves, up to where it is reported.
+        for frame in self.frames.iter().rev() {
+            match frame {
+                Frame::Microtask { .. } => return super::impossible(super::MICROTASK_THROW),
+                Frame::Tick {
+                    run: TickRun::Close(_),
+                    ..
+                }
+                | Frame::Native(_) => break,
+                _ => {}
+            }
+        }
         loop {
             match self.frames.pop() {
                 Some(Frame::Tick { tick, run, .. }) => {
@@ -243,6 +273,9 @@ impl<S: AsyncIdStack> Environment<S> {
                 Some(native @ Frame::Native(_)) => {
                     self.frames.push(native);
                     return Ok(self.on_global_uncaught_exception(handled)?);
+                }
+                Some(Frame::Microtask { .. }) => {
+                    unreachable!("checked above: no microtask frame is left by the exception")
                 }
                 None => unreachable!("JavaScript runs only inside a native scope or a Close"),
             }

@@ -345,6 +345,17 @@ pub enum Op {
     /// which the next `processTicksAndRejections` reports to the program's
     /// `unhandledRejection` listener (which records what it sees).
     PromiseReject,
+    /// `queueMicrotask(cb)` where `cb` does things: when the microtask runs
+    /// (in a microtask checkpoint: an outermost `close`, the end of a tick
+    /// run, a `tick-callback`), after its `microtask sees ..` observation,
+    /// the ops that follow run inside `cb`, up to `end-microtask`.
+    QueueMicrotaskBody,
+    /// `Promise.resolve().then(cb)` where `cb` does things: the reaction job
+    /// runs the ops that follow, up to `end-microtask`.
+    PromiseThenBody,
+    /// The innermost microtask callback (of a `queue-microtask-body` or a
+    /// `promise-then-body`) returns.
+    EndMicrotask,
 }
 
 /// The op kinds that exist on the Node 26 profile only: `reset-global` (of
@@ -402,6 +413,9 @@ pub const OP_KINDS: &[&str] = &[
     "queue-microtask",
     "promise-then",
     "promise-reject",
+    "queue-microtask-body",
+    "promise-then-body",
+    "end-microtask",
 ];
 
 impl Op {
@@ -448,6 +462,9 @@ impl Op {
             Op::QueueMicrotask => "queue-microtask",
             Op::PromiseThen => "promise-then",
             Op::PromiseReject => "promise-reject",
+            Op::QueueMicrotaskBody => "queue-microtask-body",
+            Op::PromiseThenBody => "promise-then-body",
+            Op::EndMicrotask => "end-microtask",
             Op::NodeVersion(_) => "node-version",
             Op::AlsRun { .. } => "als-run",
             Op::AlsExit(_) => "als-exit",
@@ -482,8 +499,9 @@ impl Op {
     }
 
     /// Whether the op ends a frame (the innermost one, but for `close-outer`).
-    /// `end-tick` is not counted: the frame it ends is opened by whichever
-    /// op runs the tick, which the op sequence alone does not say.
+    /// `end-tick` and `end-microtask` are not counted: the frame they end is
+    /// opened by whichever op runs the tick or the microtask, which the op
+    /// sequence alone does not say.
     pub fn closes_frame(&self) -> bool {
         matches!(
             self,
@@ -644,7 +662,10 @@ impl fmt::Display for Op {
             | Op::EndTick
             | Op::QueueMicrotask
             | Op::PromiseThen
-            | Op::PromiseReject => f.write_str(k),
+            | Op::PromiseReject
+            | Op::QueueMicrotaskBody
+            | Op::PromiseThenBody
+            | Op::EndMicrotask => f.write_str(k),
         }
     }
 }

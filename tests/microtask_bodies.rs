@@ -1,0 +1,160 @@
+//! Microtasks with a body (`queue-microtask-body`, `promise-then-body`,
+//! `end-microtask`): what the model refuses and why, what a checkpoint
+//! inside a running microtask does, and the termination of a body. The
+//! binaries' side is in the scenarios (`tests/scenarios/microtask-body-*`,
+//! `promise-after-hook-no-pop`); `stop` cannot be written for a binary, so
+//! its effect on a body is pinned here, on both sides.
+
+use model::vocab::{trace, Observation, Op, OpError, Runtime};
+use model::Eager;
+use scopecheck::lockstep;
+
+fn ops(text: &str) -> Vec<Op> {
+    trace::parse(text).expect("the trace parses").ops()
+}
+
+/// Apply `text` on the eager model; the answers of every op.
+fn run(text: &str) -> (Eager, Vec<Result<Vec<Observation>, OpError>>) {
+    let mut env = Eager::new();
+    let answers = ops(text).iter().map(|op| env.apply(op)).collect();
+    (env, answers)
+}
+
+fn impossible(answer: &Result<Vec<Observation>, OpError>) -> &str {
+    match answer {
+        Err(OpError::Impossible(why)) => why,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_exception_leaving_a_microtask_body_is_refused_with_its_reason() {
+    let (_, answers) = run("
+        promise-then-body
+        close
+        uncaught-exception handled
+        ");
+    let why = impossible(&answers[2]);
+    assert!(why.contains("microtask's callback"), "{why}");
+    // A tick run by process._tickCallback() inside the body: its exception
+    // would leave the body too.
+    let (_, answers) = run("
+        queue-microtask-body
+        next-tick-body
+        close
+        tick-callback
+        uncaught-exception handled
+        ");
+    assert!(answers[..4].iter().all(Result::is_ok), "{answers:?}");
+    let why = impossible(&answers[4]);
+    assert!(why.contains("microtask's callback"), "{why}");
+}
+
+#[test]
+fn an_exception_in_a_scope_opened_in_a_body_is_reported_there() {
+    let (_, answers) = run("
+        promise-then-body
+        close
+        callback-scope 5 0 R1
+        uncaught-exception handled
+        close
+        end-microtask
+        ");
+    assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+}
+
+#[test]
+fn end_microtask_needs_a_running_microtask_innermost() {
+    let (_, answers) = run("
+        promise-then-body
+        end-microtask
+        ");
+    let why = impossible(&answers[1]);
+    assert!(why.contains("end-microtask"), "{why}");
+    let (_, answers) = run("
+        promise-then-body
+        close
+        callback-scope 5 0 R1
+        end-microtask
+        ");
+    let why = impossible(&answers[3]);
+    assert!(why.contains("end it first"), "{why}");
+}
+
+#[test]
+fn a_checkpoint_inside_a_running_microtask_runs_no_job() {
+    // The body queues a second job and calls process._tickCallback(): V8's
+    // PerformCheckpoint does nothing while a microtask runs, so the second
+    // job runs only when the first returns, in the same checkpoint.
+    let (env, answers) = run("
+        promise-then-body
+        close
+        promise-then
+        tick-callback
+        end-microtask
+        ");
+    let answers: Vec<_> = answers.into_iter().map(|a| a.expect("applies")).collect();
+    let reactions = |obs: &[Observation]| {
+        obs.iter()
+            .filter(|o| matches!(o, Observation::Microtask { promise: true, .. }))
+            .count()
+    };
+    assert_eq!(reactions(&answers[1]), 1, "{answers:?}");
+    assert_eq!(reactions(&answers[3]), 0, "{answers:?}");
+    assert_eq!(reactions(&answers[4]), 1, "{answers:?}");
+    // The checkpoint was the main script's Close: it is over, no scope left.
+    assert!(env.frames.is_empty());
+    assert_eq!(env.async_callback_scope_depth, 0);
+}
+
+#[test]
+fn a_stop_in_a_body_terminates_the_checkpoint_and_its_close() {
+    // The termination reaches the body: no after hook, the queued reaction
+    // never runs, and the main script's Close marks itself failed and clears
+    // the stack; the lazy side does the same.
+    let text = "
+        create-hook H1 init before after
+        enable-hook H1
+        promise-then-body
+        promise-then
+        callback-scope 5 1 R1
+        close
+        close
+        callback-scope 6 5 R2
+        stop
+        close
+        end-microtask
+        ";
+    let (env, answers) = run(text);
+    let answers: Vec<_> = answers.into_iter().map(|a| a.expect("applies")).collect();
+    assert!(answers[10].is_empty(), "{:?}", answers[10]);
+    assert!(env.frames.is_empty());
+    assert_eq!(env.async_callback_scope_depth, 0);
+    assert_eq!(env.async_hooks.fields.k_stack_length, 0);
+    assert!(env.microtasks.queue.is_empty());
+    assert!(lockstep::run(&ops(text)).is_ok());
+}
+
+#[test]
+fn a_microtask_that_queues_a_tick_makes_the_run_go_round() {
+    // The tick run started by the main script's Close (a tick is scheduled)
+    // runs the reaction in its runMicrotasks(); the tick the body queues runs
+    // in the same run, at end-microtask.
+    let (env, answers) = run("
+        next-tick
+        promise-then-body
+        close
+        next-tick
+        end-microtask
+        ");
+    let answers: Vec<_> = answers.into_iter().map(|a| a.expect("applies")).collect();
+    let ticks = |obs: &[Observation]| {
+        obs.iter()
+            .filter(|o| matches!(o, Observation::Tick { .. }))
+            .count()
+    };
+    assert_eq!(ticks(&answers[2]), 1, "{answers:?}");
+    assert_eq!(ticks(&answers[4]), 1, "{answers:?}");
+    assert!(!env.ticks.has_tick_scheduled);
+    assert!(env.frames.is_empty());
+}
