@@ -166,8 +166,8 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
                     9
                 }
             } else if native_inner {
-                // The main script's scope: kept 15% of the time (see generate).
-                3
+                // The main script's scope: kept 25% of the time (see generate).
+                6
             } else {
                 0
             },
@@ -209,7 +209,7 @@ fn propose(rng: &mut Rng, env: &Eager, st: &State, caps: Capabilities) -> Op {
         (if native_inner || tick_inner { 2 } else { 0 }, 21), // uncaught-exception
         (2, 22),                                              // clear-async-id-stack
         (if caps.global_callback_scope { 2 } else { 0 }, 23), // reset-global
-        (if depth == 0 { 14 } else { 0 }, 24),                // timers-scope
+        (if depth == 0 { 20 } else { 0 }, 24),                // timers-scope
         (
             if outer_targets.is_empty() {
                 0
@@ -489,7 +489,7 @@ pub fn generate_with(seed: u64, max_ops: usize, capabilities: Capabilities) -> V
         let Ok(obs) = e2.apply(&op) else { continue };
         // Leave the main script's scope mostly to the comparison's appended
         // close; sometimes go on after it, from the event loop.
-        if e2.frames.is_empty() && !e2.exited && !rng.chance(15) {
+        if e2.frames.is_empty() && !e2.exited && !rng.chance(25) {
             continue;
         }
         // Most deaths (a corrupted stack, a CHECK, an exit) are kept only

@@ -328,10 +328,7 @@ impl Checker {
                 // destructor marks the scope failed.
                 let caught = (self.frames.pop())
                     .is_some_and(|f| f.had_exception && f.kind == FrameKind::CallbackScope);
-                // Frames closed out of order end with the last frame inside them.
-                while self.frames.last().is_some_and(|f| f.closed_early) {
-                    self.frames.pop();
-                }
+                self.drop_closed_early();
                 if kind == FrameKind::Main {
                     self.main_closed = true;
                 }
@@ -362,6 +359,7 @@ impl Checker {
                         // The tick threw inside the Close that ran it: the
                         // run and that Close are over.
                         self.frames.pop();
+                        self.drop_closed_early();
                     } else if let Some(frame) = self.frames.last_mut() {
                         match frame.kind {
                             // JS goes on in the scope (see `shape`).
@@ -388,6 +386,7 @@ impl Checker {
                     if let Some(frame) = self.frames.pop() {
                         self.run_ticks(frame.tick_run);
                     }
+                    self.drop_closed_early();
                 }
                 Op::EndMicrotask => {
                     if let Some(site) = self.frames.pop().and_then(|f| f.site) {
@@ -395,6 +394,7 @@ impl Checker {
                             self.after_checkpoint(site);
                         }
                     }
+                    self.drop_closed_early();
                 }
                 _ => {}
             },
@@ -484,6 +484,15 @@ impl Checker {
                     self.run_ticks(None);
                 }
             }
+        }
+    }
+
+    /// Frames closed out of order (`close-outer`) end with the last frame
+    /// inside them: drop those now innermost. A tick or microtask body that
+    /// the run goes on to next stays inside them.
+    fn drop_closed_early(&mut self) {
+        while self.frames.last().is_some_and(|f| f.closed_early) {
+            self.frames.pop();
         }
     }
 
