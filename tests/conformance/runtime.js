@@ -95,6 +95,24 @@ function R(n) {
   return r;
 }
 
+// The body of a tick or microtask callback: the steps up to its `et` /
+// `emt`, as a frame. An uncaught exception ended the main script before its
+// close step (`xU`) ran: the callback runs in that Close, so that step is
+// done. It runs inside whatever ran it, so the index of the last close that
+// ran is put back when it is done.
+function bodyFrame() {
+  if (opIndex === mainCloseIndex && closedAt !== mainCloseIndex) {
+    nextStep();
+    closedAt = mainCloseIndex;
+  }
+  const saved = closedAt;
+  try {
+    frame();
+  } finally {
+    closedAt = saved;
+  }
+}
+
 const tickCallbacks = new WeakSet();
 function microtask(promise) {
   const cb = () => W({ k: 'micro', p: promise ? 1 : 0, e: eid(), t: tid() });
@@ -123,18 +141,7 @@ function rejectUnhandled() {
 function microtaskBody(promise) {
   const cb = () => {
     W({ k: 'micro', p: promise ? 1 : 0, e: eid(), t: tid() });
-    // An uncaught exception ended the main script before its close step
-    // (`xU`) ran: this microtask runs in that Close, so that step is done.
-    if (opIndex === mainCloseIndex && closedAt !== mainCloseIndex) {
-      nextStep();
-      closedAt = mainCloseIndex;
-    }
-    const saved = closedAt;
-    try {
-      frame();
-    } finally {
-      closedAt = saved;
-    }
+    bodyFrame();
   };
   if (promise) {
     Promise.resolve().then(cb);
@@ -239,18 +246,7 @@ function nextTickBody(model) {
   const cb = () => {
     W({ k: 'tick', id, e: eid(), t: tid() });
     tickStores(id);
-    // An uncaught exception ended the main script before its close step
-    // (`xU`) ran: this tick runs in that Close, so that step is done.
-    if (opIndex === mainCloseIndex && closedAt !== mainCloseIndex) {
-      nextStep();
-      closedAt = mainCloseIndex;
-    }
-    const saved = closedAt;
-    try {
-      frame();
-    } finally {
-      closedAt = saved;
-    }
+    bodyFrame();
   };
   tickCallbacks.add(cb);
   process.nextTick(cb);

@@ -602,8 +602,7 @@ impl<S: AsyncIdStack> Environment<S> {
             }
             Op::PromiseReject => {
                 self.require_js(op)?;
-                self.promise_reject();
-                Ok(())
+                Ok(self.promise_reject()?)
             }
             Op::EndMicrotask => match self.innermost() {
                 Some(Frame::Microtask { .. }) => self.end_microtask(),

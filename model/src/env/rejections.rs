@@ -6,6 +6,7 @@
 //! so a rejection is reported to it and nothing throws.
 
 use super::microtasks::PromiseIds;
+use super::resources::{NativeSlot, ScopeSerial};
 use super::{AsyncIdStack, Died, Environment};
 use crate::vocab::{Observation, ResourceView};
 
@@ -23,14 +24,30 @@ pub struct Rejections {
 impl<S: AsyncIdStack> Environment<S> {
     /// `Promise.reject(reason)` with no handler: the promise's `init` and
     /// `settled` hooks (as for `Promise.resolve()`), then V8's reject
-    /// callback (`kPromiseRejectWithNoHandler`): `unhandledRejection`
-    /// records it in `pendingUnhandledRejections` and calls
-    /// `setHasRejectionToWarn(true)`.
-    pub(crate) fn promise_reject(&mut self) {
+    /// callback (`kPromiseRejectWithNoHandler`), `PromiseRejectCallback`
+    /// (`src/node_task_queue.cc`): for a promise with ids, a native
+    /// `push_async_context(id, trigger, &promise_as_obj)` (with its CHECKs),
+    /// the JS `unhandledRejection`, which records it in
+    /// `pendingUnhandledRejections` and calls `setHasRejectionToWarn(true)`,
+    /// and `pop_async_context(id)` when the id is still the current one.
+    pub(crate) fn promise_reject(&mut self) -> Result<(), Died> {
         let ids = self.promise_init(None);
         let ids = self.promise_settled(ids);
+        if let Some((async_id, trigger_async_id)) = ids {
+            // `&promise_as_obj`: a local of PromiseRejectCallback, gone (like
+            // a returned scope's storage) once it returns; popped before.
+            let slot = NativeSlot::Local(ResourceView::Promise(async_id), ScopeSerial::MAX);
+            self.async_hooks
+                .push_async_context(async_id, trigger_async_id, Some(slot))?;
+        }
         self.rejections.pending.push(ids);
         self.rejections.has_rejection_to_warn = true;
+        if let Some((async_id, _)) = ids {
+            if self.async_hooks.async_id_fields.k_execution_async_id == async_id {
+                S::pop_async_context(&mut self.async_hooks, async_id)?;
+            }
+        }
+        Ok(())
     }
 
     /// `processPromiseRejections()`: for each pending rejection, in order,
