@@ -595,6 +595,44 @@ impl Checker {
         Ok(Shape::Plain)
     }
 
+    /// An op that ends the innermost frame, which must be of `kind`.
+    fn expect_innermost(
+        &self,
+        op: &Op,
+        innermost: &Frame,
+        kind: FrameKind,
+    ) -> Result<(), Unsupported> {
+        if innermost.kind != kind {
+            return self.refuse(
+                op,
+                format!(
+                    "{}: the innermost frame is {}",
+                    op.kind(),
+                    innermost.kind.describe()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The end of a JS frame (`runInAsyncScope`, `defaultTriggerAsyncIdScope`,
+    /// `als.run`): its `finally`, written as its close.
+    fn end_js_frame(
+        &self,
+        op: &Op,
+        innermost: &Frame,
+        kind: FrameKind,
+    ) -> Result<Shape, Unsupported> {
+        self.expect_innermost(op, innermost, kind)?;
+        Ok(Shape::Close {
+            kind,
+            thrown: false,
+            threw: false,
+            global_key: None,
+            open_index: innermost.open_index,
+        })
+    }
+
     fn shape(&self, op: &Op) -> Result<Shape, Unsupported> {
         if self.exited {
             return self.refuse(
@@ -721,21 +759,7 @@ impl Checker {
                 op,
                 "stop: Environment::ExitEnv comes from another thread (worker.terminate()); a program cannot stop its environment at a chosen op and go on running ops",
             ),
-            Op::ExitRunInAsyncScope => {
-                if innermost.kind != FrameKind::RunInAsyncScope {
-                    return self.refuse(
-                        op,
-                        format!("end-run-in-async-scope: the innermost frame is {}", innermost.kind.describe()),
-                    );
-                }
-                Ok(Shape::Close {
-                    kind: FrameKind::RunInAsyncScope,
-                    thrown: false,
-                    threw: false,
-                    global_key: None,
-                    open_index: innermost.open_index,
-                })
-            }
+            Op::ExitRunInAsyncScope => self.end_js_frame(op, innermost, FrameKind::RunInAsyncScope),
             Op::NodeVersion(v) => {
                 if *v != self.capabilities.profile {
                     return self.refuse(
@@ -764,36 +788,8 @@ impl Checker {
             Op::AlsEnterWith { .. } | Op::AlsGetStore(_) | Op::AsyncResource(_) => {
                 Ok(Shape::Plain)
             }
-            Op::EndAlsRun => {
-                if innermost.kind != FrameKind::AlsRun {
-                    return self.refuse(
-                        op,
-                        format!("end-als-run: the innermost frame is {}", innermost.kind.describe()),
-                    );
-                }
-                Ok(Shape::Close {
-                    kind: FrameKind::AlsRun,
-                    thrown: false,
-                    threw: false,
-                    global_key: None,
-                    open_index: innermost.open_index,
-                })
-            }
-            Op::ExitDefaultTriggerScope => {
-                if innermost.kind != FrameKind::DefaultTriggerScope {
-                    return self.refuse(
-                        op,
-                        format!("end-default-trigger-scope: the innermost frame is {}", innermost.kind.describe()),
-                    );
-                }
-                Ok(Shape::Close {
-                    kind: FrameKind::DefaultTriggerScope,
-                    thrown: false,
-                    threw: false,
-                    global_key: None,
-                    open_index: innermost.open_index,
-                })
-            }
+            Op::EndAlsRun => self.end_js_frame(op, innermost, FrameKind::AlsRun),
+            Op::ExitDefaultTriggerScope => self.end_js_frame(op, innermost, FrameKind::DefaultTriggerScope),
             Op::EnterRunInAsyncScope { .. } => Ok(Shape::Open(FrameKind::RunInAsyncScope)),
             Op::EnterDefaultTriggerScope { .. } => Ok(Shape::Open(FrameKind::DefaultTriggerScope)),
             Op::UncaughtException { .. }
@@ -862,24 +858,12 @@ impl Checker {
                 )
             }
             Op::QueueMicrotask | Op::QueueMicrotaskBody | Op::PromiseThenBody => Ok(Shape::Plain),
-            Op::EndMicrotask => {
-                if innermost.kind != FrameKind::Microtask {
-                    return self.refuse(
-                        op,
-                        format!("end-microtask: the innermost frame is {}", innermost.kind.describe()),
-                    );
-                }
-                Ok(Shape::Plain)
-            }
-            Op::EndTick => {
-                if innermost.kind != FrameKind::Tick {
-                    return self.refuse(
-                        op,
-                        format!("end-tick: the innermost frame is {}", innermost.kind.describe()),
-                    );
-                }
-                Ok(Shape::Plain)
-            }
+            Op::EndMicrotask => self
+                .expect_innermost(op, innermost, FrameKind::Microtask)
+                .map(|()| Shape::Plain),
+            Op::EndTick => self
+                .expect_innermost(op, innermost, FrameKind::Tick)
+                .map(|()| Shape::Plain),
             Op::CreateHook { .. }
             | Op::EnableHook(_)
             | Op::DisableHook(_)
