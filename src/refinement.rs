@@ -6,7 +6,7 @@
 //! counters and the id stack's spare capacity), which catches a divergence
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
-use lazy::Lazy;
+use lazy::LazyStore;
 use model::env::callback_scope::InternalCallbackScope;
 use model::env::context_frame::ContextFrame;
 use model::env::microtasks::{Checkpoint, RunningMicrotask};
@@ -276,14 +276,14 @@ pub fn abstract_eager(e: &Eager) -> Abstract {
 }
 
 /// The abstraction function: the eager state the lazy state stands for.
-pub fn abstract_lazy(l: &Lazy) -> Abstract {
+pub fn abstract_lazy<S: LazyStore>(l: &Environment<S>) -> Abstract {
     let ah = &l.async_hooks;
     let len = ah.fields.k_stack_length as usize;
     // Merge: the lazy scopes linked at stack position p sit above the p-th
     // stack entry, in chain order.
     let mut stack = Vec::with_capacity(ah.depth());
     let mut native = natives(ah);
-    let mut chain = ah.store.lazy_scopes.iter().peekable();
+    let mut chain = ah.store.lazy().lazy_scopes.iter().peekable();
     for position in 0..=len {
         while let Some(link) = chain.next_if(|link| link.stack_position as usize == position) {
             let index = stack.len();
@@ -319,7 +319,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
 /// Check the refinement relation for a pair of states: [`holds`] decides,
 /// and only when it fails are the two abstract states built to name the
 /// first field that differs.
-pub fn check(e: &Eager, l: &Lazy) -> Result<(), String> {
+pub fn check<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
     if holds(e, l) {
         return Ok(());
     }
@@ -337,7 +337,7 @@ pub fn check(e: &Eager, l: &Lazy) -> Result<(), String> {
 /// allocation): the lazy chain is merged into the stack on the fly, as
 /// [`abstract_lazy`] merges it. `tests/refinement.rs` checks that the two
 /// agree, on passing runs and on mutants that break the relation.
-pub fn holds(e: &Eager, l: &Lazy) -> bool {
+pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
     let (ea, la) = (&e.async_hooks, &l.async_hooks);
     let (ef, lf) = (&ea.fields, &la.fields);
     // counts (every field but kStackLength) and ids
@@ -396,14 +396,14 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
 
 /// The `stack` and `native` fields of the two abstractions, compared entry
 /// by entry while merging the lazy chain in (as [`abstract_lazy`] does).
-fn stack_and_native_agree<E>(ea: &AsyncHooks<E>, la: &AsyncHooks<lazy::LazyStack>) -> bool {
+fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> bool {
     let e_len = ea.fields.k_stack_length as usize;
     let e_stack = &ea.async_ids_stack[..e_len];
     let e_native = &ea.native_execution_async_resources;
     let l_native = &la.native_execution_async_resources;
     let native_at = |v: &Vec<Option<NativeSlot>>, i: usize| v.get(i).copied().flatten();
     let l_len = la.fields.k_stack_length as usize;
-    let mut chain = la.store.lazy_scopes.iter().peekable();
+    let mut chain = la.store.lazy().lazy_scopes.iter().peekable();
     let mut index = 0;
     for position in 0..=l_len {
         while let Some(link) = chain.next_if(|link| link.stack_position as usize == position) {
