@@ -1,10 +1,12 @@
 //! The catalogue of deliberate mistakes. Each [`Mutant`] undoes one design
 //! decision of `docs/lazy-design.md` (numbered as there) and is a type of its
 //! own that implements [`Mistake`]: it overrides the seam method where the
-//! decision is taken, with Node's code or with a wrong function written in
-//! the module named after the right one's ([`async_hooks`],
-//! [`callback_scope`], [`js`]). [`Mutated`] is the lazy store with one
-//! mistake planted; the pull request's modules read no mutant.
+//! decision is taken, with Node's code, the other answer, or a wrong
+//! function written in the module named after the right one's
+//! ([`async_hooks`], [`callback_scope`], [`js`]): built from the right one's
+//! pieces, or the right one with the step it gets wrong undone. [`Mutated`]
+//! is the lazy store with one mistake planted; the pull request's modules
+//! read no mutant.
 
 pub mod async_hooks;
 pub mod callback_scope;
@@ -157,7 +159,7 @@ impl Mutant {
 /// default what [`LazyStack`] does (the pull request's function, or Node's
 /// code at the eager depth where the pull request leaves the method alone).
 /// A mutant overrides the one method where its decision is taken (two, where
-/// one wrong helper is called from two methods).
+/// the step it gets wrong runs in two).
 pub trait Mistake: Sync {
     /// [`AsyncIdStack::grows_at`].
     fn grows_at(&self, ah: &AsyncHooks<Mutated>) -> usize {
@@ -282,11 +284,6 @@ impl Mutated {
             planted: Some(mutant),
             mistake: mutant.mistake(),
         }
-    }
-
-    /// The mutant planted (`None`: nothing, the default).
-    pub fn planted(&self) -> Option<Mutant> {
-        self.planted
     }
 }
 
