@@ -361,7 +361,7 @@ pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
         && e.frames
             .iter()
             .zip(&l.frames)
-            .all(|(a, b)| abstract_frame(a) == abstract_frame(b))
+            .all(|(a, b)| same_frame(a, b))
         && e.hooks.created == l.hooks.created
         && e.hooks.active == l.hooks.active
         && e.hooks.trampoline_installed == l.hooks.trampoline_installed
@@ -392,6 +392,110 @@ pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
         && e.is_stopping == l.is_stopping
         && e.destroy_async_id_list == l.destroy_async_id_list
         && e.exited == l.exited
+}
+
+/// Whether `abstract_frame(a) == abstract_frame(b)`, compared in place.
+fn same_frame<E: AsyncIdStack, S: AsyncIdStack>(a: &Frame<E>, b: &Frame<S>) -> bool {
+    use Frame::*;
+    match (a, b) {
+        (Native(x), Native(y)) => same_scope(x, y),
+        (
+            RunInAsyncScope {
+                async_id: i,
+                prior_context_frame: p,
+            },
+            RunInAsyncScope {
+                async_id: j,
+                prior_context_frame: q,
+            },
+        ) => (i, p) == (j, q),
+        (
+            DefaultTriggerScope {
+                old_default_trigger_async_id: i,
+            },
+            DefaultTriggerScope {
+                old_default_trigger_async_id: j,
+            },
+        ) => i == j,
+        (
+            AlsRun {
+                als,
+                prior,
+                entered,
+            },
+            AlsRun {
+                als: a2,
+                prior: p2,
+                entered: e2,
+            },
+        ) => (als, prior, entered) == (a2, p2, e2),
+        (
+            Tick {
+                tick: t,
+                run: r,
+                prior_context_frame: p,
+            },
+            Tick {
+                tick: u,
+                run: s,
+                prior_context_frame: q,
+            },
+        ) => {
+            (t.async_id, t.trigger_async_id, p) == (u.async_id, u.trigger_async_id, q)
+                && same_tick_run(r, s)
+        }
+        (
+            Microtask {
+                job: j,
+                checkpoint: c,
+                prior_context_frame: p,
+            },
+            Microtask {
+                job: k,
+                checkpoint: d,
+                prior_context_frame: q,
+            },
+        ) => {
+            (j, p) == (k, q)
+                && match (c, d) {
+                    (Checkpoint::Close(x), Checkpoint::Close(y)) => same_scope(x, y),
+                    (Checkpoint::TickRun(r), Checkpoint::TickRun(s)) => same_tick_run(r, s),
+                    (Checkpoint::NextTicks, Checkpoint::NextTicks) => true,
+                    _ => false,
+                }
+        }
+        _ => false,
+    }
+}
+
+fn same_tick_run<E: AsyncIdStack, S: AsyncIdStack>(a: &TickRun<E>, b: &TickRun<S>) -> bool {
+    match (a, b) {
+        (TickRun::Close(x), TickRun::Close(y)) => same_scope(x, y),
+        (TickRun::TickCallback, TickRun::TickCallback) => true,
+        _ => false,
+    }
+}
+
+/// Whether `abstract_scope(a) == abstract_scope(b)`, compared in place.
+fn same_scope<E: AsyncIdStack, S: AsyncIdStack>(
+    a: &InternalCallbackScope<E>,
+    b: &InternalCallbackScope<S>,
+) -> bool {
+    let trampoline = |t: &Option<model::env::callback_scope::Trampoline>| t.map(|t| t.resource);
+    (
+        a.kind,
+        a.async_context,
+        a.resource,
+        trampoline(&a.trampoline),
+    ) == (
+        b.kind,
+        b.async_context,
+        b.resource,
+        trampoline(&b.trampoline),
+    ) && (a.skip_hooks, a.skip_task_queues, a.failed, a.pushed_ids)
+        == (b.skip_hooks, b.skip_task_queues, b.failed, b.pushed_ids)
+        && (a.main_script, a.run_timers, a.threw) == (b.main_script, b.run_timers, b.threw)
+        && a.prior_context_frame == b.prior_context_frame
 }
 
 /// The `stack` and `native` fields of the two abstractions, compared entry
