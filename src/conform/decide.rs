@@ -436,3 +436,225 @@ fn unsafe_id(op: &Op) -> Option<String> {
         .find(|id| !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(id))
         .map(|id| format!("id {id} is not a safe integer, and Node's ids are JS numbers"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::vocab::trace;
+
+    /// What became of a trace: the first op node cannot express (its index
+    /// and the reason), or the first the model rejects, or neither.
+    #[derive(Debug, PartialEq, Eq)]
+    enum Fate {
+        Refused(usize, String),
+        Rejected(usize),
+        Runs,
+    }
+
+    fn fate(text: &str, capabilities: Capabilities) -> Fate {
+        let ops = trace::parse(text).unwrap_or_else(|e| panic!("{e}")).ops();
+        let mut env = Eager::for_version(capabilities.profile);
+        let mut decider = Decider::new(capabilities);
+        for (i, op) in ops.iter().enumerate() {
+            match decider.apply(&mut env, op) {
+                Err(u) => {
+                    assert_eq!(u.index, i, "{u}");
+                    return Fate::Refused(i, u.reason);
+                }
+                Ok(Err(_)) => return Fate::Rejected(i),
+                Ok(Ok(_)) => {}
+            }
+        }
+        Fate::Runs
+    }
+
+    /// Refused at `index`, for a reason that says `why`.
+    fn assert_refused(text: &str, capabilities: Capabilities, index: usize, why: &str) {
+        match fate(text, capabilities) {
+            Fate::Refused(i, reason) => {
+                assert_eq!(i, index, "{text}: {reason}");
+                assert!(reason.contains(why), "{text}: {reason}");
+            }
+            other => panic!("{text}: expected a refusal at op {index}, got {other:?}"),
+        }
+    }
+
+    const V20: fn() -> Capabilities = Capabilities::default;
+    const V26: fn() -> Capabilities = Capabilities::node26;
+
+    #[test]
+    fn what_no_binary_can_express() {
+        for caps in [V20(), V26()] {
+            let refused = |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
+            refused("stop", 0, "another thread");
+            refused("callback-scope 5 1 R1 skip-hooks", 0, "flags");
+            refused("callback-scope 5 1 R1 skip-queues", 0, "flags");
+            refused("make-callback 5 1 global R1", 0, "make-callback");
+            refused("emit-after 1152921504606846976", 0, "safe integer");
+            refused("execution-async-id\nno-force-async-hooks-checks", 1, "command-line");
+            refused("execution-async-id\nentry-module", 1, "once, before every other op");
+            refused("timers-scope", 0, "from the event loop");
+            refused("close\nexecution-async-id", 1, "after the main script");
+            refused("close\ntick-callback", 1, "after the main script");
+        }
+    }
+
+    #[test]
+    fn header_ops_come_first_in_any_order() {
+        for caps in [V20(), V26()] {
+            let v = caps.profile;
+            for text in [
+                "entry-module\nno-force-async-hooks-checks".to_string(),
+                format!("node-version {v}\nno-force-async-hooks-checks\nentry-module"),
+            ] {
+                assert_eq!(fate(&text, caps), Fate::Runs, "{text}");
+            }
+        }
+        assert_refused("node-version 26", V20(), 0, "this binary's profile is 20");
+        assert_refused("node-version 20", V26(), 0, "this binary's profile is 26");
+    }
+
+    #[test]
+    fn global_holders_and_als_need_node_26() {
+        assert_refused("callback-scope 5 1 global R1", V20(), 0, "Local<Object> only");
+        assert_refused("reset-global R1", V20(), 0, "reset-global");
+        for als in ["als-get-store A1", "als-run A1 2\nend-als-run", "async-resource R1"] {
+            assert_refused(als, V20(), 0, "built on async hooks");
+            assert_eq!(fate(als, V26()), Fate::Runs, "{als}");
+        }
+        let global = "callback-scope 5 1 global R3\nreset-global R3\nclose\nclose\nreset-global R4";
+        assert_eq!(fate(global, V26()), Fate::Runs);
+    }
+
+    #[test]
+    fn exceptions_go_where_the_program_can_follow() {
+        for caps in [V20(), V26()] {
+            let refused = |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
+            // A callback-scope's TryCatch is verbose: `close threw` needs the
+            // exception first, and then JS goes on in the scope.
+            refused("callback-scope 5 1 R1\nclose threw", 1, "verbose");
+            let goes_on = "callback-scope 5 1 R1\nuncaught-exception handled\nexecution-async-id\nclose threw";
+            assert_eq!(fate(goes_on, caps), Fate::Runs);
+            // A make-callback's callback and the main script stop.
+            refused(
+                "make-callback 5 1 R1\nuncaught-exception handled\nreset-global R1",
+                2,
+                "a make-callback: no more of its callback runs",
+            );
+            refused(
+                "uncaught-exception handled\nnew-async-id",
+                1,
+                "the main script's scope",
+            );
+            refused("uncaught-exception handled\nclose threw", 1, "never marked failed");
+            refused(
+                "close\ntimers-scope\nclose threw",
+                2,
+                "RunTimers' scope: a bare InternalCallbackScope",
+            );
+            refused("entry-module\nuncaught-exception handled", 1, "ES module");
+            // Ticks: from a callback-scope's close, written; from a
+            // make-callback's close or process._tickCallback(), not.
+            let tick = |open: &str| {
+                format!("close\n{open}\n  next-tick-body\nclose\nuncaught-exception handled")
+            };
+            assert_eq!(fate(&tick("callback-scope 5 0 R1"), caps), Fate::Runs);
+            refused(&tick("make-callback 5 0 R1"), 4, "not written yet");
+            refused(
+                "next-tick-body\ntick-callback\nuncaught-exception handled",
+                2,
+                "process._tickCallback() ran",
+            );
+            refused(
+                "queue-microtask-body\ntick-callback\nnext-tick-body\ntick-callback\nuncaught-exception handled",
+                4,
+                "leaves a microtask's callback",
+            );
+        }
+    }
+
+    #[test]
+    fn a_close_outer_breaks_the_try_catch_chain() {
+        let outer = "callback-scope 5 1 R1\ncallback-scope 5 5 R2\nclose-outer 1\n";
+        for caps in [V20(), V26()] {
+            let refused = |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
+            assert_eq!(fate(&format!("{outer}execution-async-id\nclose\nclose"), caps), Fate::Runs);
+            refused(&format!("{outer}uncaught-exception handled"), 3, "TryCatch chain");
+            refused(&format!("{outer}make-callback 6 5 R3\nclose threw"), 4, "TryCatch chain");
+            refused(
+                &format!("{outer}next-tick-body\nclose\nclose\nuncaught-exception handled"),
+                6,
+                "TryCatch chain",
+            );
+            // The target is an addon's callback-scope with native scopes
+            // inside it.
+            refused("callback-scope 5 1 R1\nclose-outer 2", 1, "2 (at least 1) open native scopes inside it; 2 are open");
+            refused("make-callback 5 1 R1\ncallback-scope 5 5 R2\nclose-outer 1", 2, "that is a make-callback");
+            refused("callback-scope 5 1 R1\nclose-outer 1", 1, "that is the main script's scope");
+        }
+        assert_refused(
+            "callback-scope 6 1 global R1\ncallback-scope 6 6 R2\nclose-outer 1",
+            V26(),
+            2,
+            "Global",
+        );
+    }
+
+    #[test]
+    fn an_es_module_has_no_microtask_ops() {
+        for op in [
+            "queue-microtask",
+            "promise-then",
+            "promise-reject",
+            "queue-microtask-body",
+            "promise-then-body",
+        ] {
+            assert_refused(&format!("entry-module\n{op}"), V20(), 1, ".mjs program");
+            assert_eq!(fate(op, V20()), Fate::Runs, "{op}");
+        }
+    }
+
+    #[test]
+    fn the_model_answers_for_what_it_rejects() {
+        for text in [
+            "end-run-in-async-scope",
+            "run-in-async-scope 5 1 R1\nuncaught-exception handled",
+            "callback-scope 5 1 R1\nend-tick",
+        ] {
+            assert!(matches!(fate(text, V20()), Fate::Rejected(_)), "{text}");
+        }
+        // A type name the trace syntax cannot write (the program is the
+        // trace's text).
+        let mut env = Eager::for_version(V20().profile);
+        let op = Op::EmitInit {
+            async_id: 7,
+            type_name: "a b".to_string(),
+            trigger_async_id: 1,
+            resource: None,
+        };
+        let refused = Decider::new(V20()).apply(&mut env, &op);
+        assert!(matches!(refused, Err(u) if u.reason.contains("type name")));
+    }
+
+    #[test]
+    fn the_depth_counts_the_frames_of_scopes_closed_early() {
+        let ops = trace::parse(
+            "callback-scope 5 1 R1\ncallback-scope 5 5 R2\ncallback-scope 5 5 R3\nclose-outer 2\nrun-in-async-scope 7 5 R4\nend-run-in-async-scope\nclose\nclose",
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+        .ops();
+        let mut env = Eager::for_version(V20().profile);
+        let mut decider = Decider::new(V20());
+        let mut depths = Vec::new();
+        for op in &ops {
+            assert!(matches!(decider.apply(&mut env, op), Ok(Ok(_))), "{op}");
+            depths.push((env.frames.len(), decider.depth(&env)));
+        }
+        // R1's scope leaves the model at the close-outer; its JS frame stays
+        // on node's stack until R2's scope, inside it, has closed.
+        assert_eq!(
+            depths,
+            [(2, 2), (3, 3), (4, 4), (3, 4), (4, 5), (3, 4), (2, 3), (1, 1)]
+        );
+    }
+}

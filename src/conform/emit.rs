@@ -185,3 +185,62 @@ pub fn napi_addon_path(addon: &Path) -> PathBuf {
         .unwrap_or_default();
     addon.with_file_name(format!("{stem}-napi.node"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::vocab::{trace, Runtime};
+
+    /// The program of a trace the model runs whole, with its plan.
+    fn program_of(text: &str) -> Program {
+        let ops = trace::parse(text).unwrap_or_else(|e| panic!("{e}")).ops();
+        let mut env = Eager::new();
+        let mut plan = Plan::default();
+        for (i, op) in ops.iter().enumerate() {
+            plan.before(i, &env, op);
+            let obs = env.apply(op).unwrap_or_else(|e| panic!("{op}: {e}"));
+            plan.after(i, op, &env, &obs);
+        }
+        program(&ops, &plan, Path::new("/x/addon.node"))
+    }
+
+    /// The `runTrace(...)` line.
+    fn call(p: &Program) -> &str {
+        &p.source[p.source.rfind("runTrace(").unwrap_or(0)..]
+    }
+
+    #[test]
+    fn the_program_runs_the_trace_text() {
+        let p = program_of("make-callback 5 1 R1\nuncaught-exception handled\nclose threw\nexecution-async-id\nclose");
+        assert_eq!(
+            call(&p),
+            "runTrace(\"make-callback 5 1 R1\\nuncaught-exception handled\\nclose threw\\nexecution-async-id\\nclose\\n\", {\"ids\":{},\"napi\":{}});\n"
+        );
+        // The make-callback's close right after the exception in it has no
+        // marker: it shares the exception's group.
+        assert_eq!(p.group_starts, vec![0, 1, 3, 4]);
+        assert!(p.source.contains("require(\"/x/addon.node\")"));
+        assert!(p.source.contains("require(\"/x/addon-napi.node\")"));
+        assert!(!p.module && p.node_args.is_empty());
+        // So has the main script's close after an exception in it.
+        let p = program_of("uncaught-exception handled\nclose\ncallback-scope 5 0 R1\nclose");
+        assert_eq!(p.group_starts, vec![0, 2, 3]);
+    }
+
+    #[test]
+    fn the_plan_holds_what_the_text_does_not_say() {
+        // The ids the model handed out, by op.
+        let p = program_of("new-async-id\nnext-tick\nnext-tick-body\ntick-callback\nend-tick");
+        assert!(call(&p).ends_with("{\"ids\":{\"0\":2,\"1\":3,\"2\":4},\"napi\":{}});\n"));
+        // The scope a close-outer closes (opened at op 1) is an N-API scope.
+        let p = program_of(
+            "callback-scope 5 1 R1\ncallback-scope 6 5 R2\ncallback-scope 6 6 R3\nclose-outer 1\nclose\nclose",
+        );
+        assert!(call(&p).ends_with("{\"ids\":{},\"napi\":{\"3\":1}});\n"));
+        // Header ops: an .mjs program, a node option.
+        let p = program_of("no-force-async-hooks-checks\nentry-module\nexecution-async-id");
+        assert!(p.module);
+        assert!(p.source.starts_with("import { createRequire } from 'node:module';"));
+        assert_eq!(p.node_args, ["--no-force-async-hooks-checks"]);
+    }
+}

@@ -350,7 +350,6 @@ fn too_deep(index: usize, op: &Op, depth: usize) -> Unsupported {
     }
 }
 
-/// Every group where the two sides differ, in order.
 /// Whether node's observations are ones the model allows: the same, or
 /// anything where the model says a resource is unspecified (a read of freed
 /// memory in Node): a value outside the shared vocabulary, or the process
@@ -377,6 +376,7 @@ fn admits_all(expected: &[&Observation], seen: &[NodeObservation]) -> bool {
             })
 }
 
+/// Every group where the two sides differ, in order.
 fn compare(
     ops: &[Op],
     model: &[Vec<Observation>],
@@ -409,11 +409,17 @@ fn compare(
             break;
         }
     }
-    // A marker of an op the translation did not mark would be a harness bug.
-    for (&op, obs) in node.groups.iter().filter(|(op, _)| !starts.contains(op)) {
+    // A marker of an op the program does not mark, or one naming another
+    // op than the trace's, would be a harness bug.
+    for (&index, obs) in &node.groups {
+        let text = match node.ops.get(&index) {
+            _ if starts.binary_search(&index).is_err() => format!("(unexpected marker {index})"),
+            Some(ran) if ops.get(index) != Some(ran) => format!("(node ran `{ran}` as op {index})"),
+            _ => continue,
+        };
         found.push(Mismatch {
-            ops: op..op + 1,
-            text: vec![format!("(unexpected marker {op})")],
+            ops: index..index + 1,
+            text: vec![text],
             model: Vec::new(),
             node: obs.clone(),
         });
@@ -872,6 +878,16 @@ mod tests {
             (1, vec![model[1][0].clone(), model[2][0].clone()]),
         ]);
         assert!(compare(&ops, &model, &[0, 1], &fused).is_empty());
+        // Node ran another op than the trace's as op 1: shown, not passed.
+        let mut other = output(&[
+            (0, model[0].clone()),
+            (1, model[1].clone()),
+            (2, model[2].clone()),
+        ]);
+        other.ops.insert(1, Op::ExecutionAsyncId);
+        let found = compare(&ops, &model, &[0, 1, 2], &other);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].text, ["(node ran `execution-async-id` as op 1)"]);
         // A death before the last marker: that group is empty on node's side.
         let died = output(&[(0, model[0].clone())]);
         assert_eq!(compare(&ops, &model, &[0, 1, 2], &died).len(), 2);
@@ -879,6 +895,7 @@ mod tests {
 
     #[test]
     fn the_model_side_completes_and_cuts() {
+        let v20 = Capabilities::default();
         let ops = vec![Op::OpenScope {
             kind: model::vocab::ScopeKind::CallbackScope,
             context: model::vocab::AsyncContext {
@@ -891,21 +908,85 @@ mod tests {
             },
             flags: model::vocab::ScopeFlags::default(),
         }];
-        let run = match run_model(&ops, NodeVersion::V20) {
-            Ok(r) => r,
-            Err(e) => panic!("{e}"),
-        };
+        let run = prepare(&ops, v20).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(run.given, 1);
         assert_eq!(run.ops.len(), 3, "the scope's close and the main script's");
         let dies = vec![Op::EmitAfter { async_id: 9 }, Op::ExecutionAsyncId];
-        let run = match run_model(&dies, NodeVersion::V20) {
-            Ok(r) => r,
-            Err(e) => panic!("{e}"),
-        };
+        let run = prepare(&dies, v20).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((run.given, run.cut, run.ops.len()), (1, 1, 1));
         assert!(matches!(
-            run_model(&[Op::ExitRunInAsyncScope], NodeVersion::V20),
+            prepare(&[Op::ExitRunInAsyncScope], v20),
             Err(ConformError::ModelRejected { index: 0, .. })
         ));
+    }
+
+    #[test]
+    fn the_model_rejects_before_node_refuses_but_for_node_26_ops() {
+        let v20 = Capabilities::default();
+        // `stop` (op 0) cannot run on node; the model rejects op 1.
+        let rejected = [Op::Stop, Op::ExitRunInAsyncScope];
+        assert!(matches!(
+            prepare(&rejected, v20),
+            Err(ConformError::ModelRejected { index: 1, .. })
+        ));
+        // An ALS op, which the v20 profile rejects: the binary's refusal.
+        let als = [Op::AlsGetStore(model::vocab::AlsId(1))];
+        match prepare(&als, v20) {
+            Err(ConformError::Unsupported(u)) => {
+                assert!(u.reason.contains("built on async hooks"), "{u}")
+            }
+            other => panic!("expected the binary's refusal, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn random_cases_are_the_same_each_time_and_node_can_run_them() {
+        for caps in [Capabilities::default(), Capabilities::node26()] {
+            for case in 0..200 {
+                let ops = random_case(7, case, caps);
+                assert_eq!(ops, random_case(7, case, caps));
+                assert!(ops.len() <= CASE_OPS + 1, "case {case}: {}", ops.len());
+                if let Err(e) = prepare(&ops, caps) {
+                    panic!("case {case} ({caps:?}): {e}\n{}", trace::print(&ops));
+                }
+            }
+        }
+    }
+
+    /// Each situation of what real programs do (an ES module entry,
+    /// RunTimers' scope, a scope closed out of order, JS after a handled
+    /// exception in a scope), and on Node 26 the Global holders and the ALS
+    /// ops, is in at least 2 % of the random cases: the generator's draws
+    /// reach conformance through the decider.
+    #[test]
+    fn random_cases_draw_what_real_programs_do() {
+        for caps in [Capabilities::default(), Capabilities::node26()] {
+            let mut cases_with: BTreeMap<&str, usize> = BTreeMap::new();
+            for case in 0..1000 {
+                let ops = random_case(1, case, caps);
+                let run = prepare(&ops, caps).unwrap_or_else(|e| panic!("{e}"));
+                let mut kinds: std::collections::BTreeSet<&str> =
+                    ops.iter().map(Op::kind).collect();
+                if run.js_after_handled_exception {
+                    kinds.insert("JS after a handled exception");
+                }
+                for kind in kinds {
+                    *cases_with.entry(kind).or_default() += 1;
+                }
+            }
+            let mut wanted = vec![
+                "entry-module",
+                "timers-scope",
+                "close-outer",
+                "JS after a handled exception",
+            ];
+            if caps.global_callback_scope {
+                wanted.extend(["reset-global", "als-run", "als-get-store", "async-resource"]);
+            }
+            for kind in wanted {
+                let n = cases_with.get(kind).copied().unwrap_or(0);
+                assert!(n >= 20, "{kind}: in {n} of 1000 cases ({caps:?})");
+            }
+        }
     }
 }

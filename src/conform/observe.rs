@@ -420,17 +420,113 @@ mod tests {
     }
 
     #[test]
+    fn every_observation_reads_back_as_the_model_writes_it() {
+        let resources = [
+            ResourceView::Resource(ResourceId(3)),
+            ResourceView::Main,
+            ResourceView::TickObject(7),
+            ResourceView::Immediate(8),
+            ResourceView::TopLevel,
+            ResourceView::Process,
+            ResourceView::Undefined,
+            ResourceView::Microtask(9),
+            ResourceView::Promise(10),
+        ];
+        let mut all = vec![
+            Observation::ExecutionAsyncId(-1),
+            Observation::TriggerAsyncId(0),
+            Observation::DefaultTriggerAsyncId(12),
+            Observation::NewAsyncId(2),
+            Observation::Store {
+                als: AlsId(2),
+                value: Some(4),
+            },
+            Observation::Store {
+                als: AlsId(1),
+                value: None,
+            },
+            Observation::TickStore {
+                async_id: 5,
+                als: AlsId(1),
+                value: 3,
+            },
+            Observation::UnhandledRejection {
+                execution_async_id: 1,
+                trigger_async_id: 0,
+            },
+            Observation::Microtask {
+                promise: true,
+                execution_async_id: 6,
+                trigger_async_id: 2,
+            },
+            Observation::Microtask {
+                promise: false,
+                execution_async_id: 0,
+                trigger_async_id: 0,
+            },
+            Observation::Tick {
+                async_id: 4,
+                execution_async_id: 4,
+                trigger_async_id: 1,
+                resource: None,
+            },
+        ];
+        for (i, r) in resources.into_iter().enumerate() {
+            all.push(Observation::ExecutionAsyncResource(r));
+            all.push(Observation::Tick {
+                async_id: 4,
+                execution_async_id: 4,
+                trigger_async_id: 1,
+                resource: Some(r),
+            });
+            all.push(Observation::Hook {
+                hook: HookId(1 + i as u32),
+                event: HookEvent::Init {
+                    async_id: 7,
+                    type_name: "Tick, Object".to_string(),
+                    trigger_async_id: -1,
+                    resource: r,
+                },
+                execution_async_id: 5,
+                trigger_async_id: 1,
+            });
+        }
+        for event in [
+            HookEvent::Before(5),
+            HookEvent::After(5),
+            HookEvent::Destroy(5),
+            HookEvent::PromiseResolve(5),
+        ] {
+            all.push(Observation::Hook {
+                hook: HookId(2),
+                event,
+                execution_async_id: 0,
+                trigger_async_id: 0,
+            });
+        }
+        let renamer = Renamer {
+            node_to_model: HashMap::new(),
+        };
+        for o in all {
+            assert_eq!(renamer.observation(&o.to_string()), Ok(o.clone()), "{o}");
+        }
+    }
+
+    #[test]
     fn groups_renaming_and_the_corrupted_stack() {
         let out = read(&run(
             concat!(
-                "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"new\",\"v\":7}\n{\"k\":\"assign\",\"m\":2,\"v\":7}\n",
-                "{\"op\":1}\n{\"k\":\"hook\",\"h\":\"H1\",\"ev\":\"after\",\"id\":7,\"e\":1,\"t\":0}\n"
+                "# start\nnew-async-id # 0\n=> newAsyncId = 7\n# assign 2 7\n",
+                "emit-after 2 # 1\n=> H1.after(7) in [1, 0]\n"
             ),
             "Error: async hook stack has become corrupted (actual: 1, expected: 7)\n",
             Some(1),
             None,
         ));
         assert!(out.started);
+        assert_eq!(out.ops.get(&0), Some(&Op::NewAsyncId));
+        // The op's own line is what node ran; ids in it are the model's.
+        assert_eq!(out.ops.get(&1), Some(&Op::EmitAfter { async_id: 2 }));
         assert_eq!(
             out.groups[&0],
             vec![NodeObservation::Known(Observation::NewAsyncId(2))]
@@ -456,7 +552,7 @@ mod tests {
     #[test]
     fn checks_exits_and_the_epilogue() {
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nclose # 0\n",
             "  #  Assertion failed: (env_->trigger_async_id()) == (0)\n",
             None,
             Some(6),
@@ -468,7 +564,7 @@ mod tests {
             ))]
         );
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nuncaught-exception unhandled # 0\n",
             "Error: boom\n",
             Some(1),
             None,
@@ -478,19 +574,19 @@ mod tests {
             vec![NodeObservation::Known(Observation::Exit(1))]
         );
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"loop\"}\n{\"k\":\"eid\",\"v\":3}\n",
+            "# start\nclose # 0\n# loop\n=> H1.destroy(3) in [0, 0]\n",
             "",
             Some(0),
             None,
         ));
         assert_eq!(out.groups[&0], vec![]);
-        assert_eq!(out.epilogue.len(), 1);
+        assert_eq!(out.epilogue, vec!["=> H1.destroy(3) in [0, 0]".to_string()]);
     }
 
     #[test]
     fn deaths_outside_the_vocabulary_are_named() {
         let check = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nclose # 0\n",
             "  #  Assertion failed: (env->context_frame()) != (nullptr)\n",
             None,
             Some(6),
@@ -502,7 +598,7 @@ mod tests {
             )]
         );
         let v8 = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nexecution-async-resource # 0\n",
             "#\n# Fatal error in , line 0\n# Check failed: IsJSReceiver(obj).\n#\n",
             None,
             Some(5),
@@ -514,7 +610,7 @@ mod tests {
                     .to_string()
             )]
         );
-        let segv = read(&run("{\"k\":\"start\"}\n{\"op\":0}\n", "", None, Some(11)));
+        let segv = read(&run("# start\nclose # 0\n", "", None, Some(11)));
         assert!(segv.groups[&0][0].is_terminal());
         assert_eq!(segv.end, "<died: killed by signal 11>");
         assert!(!NodeObservation::Other("x".to_string()).is_terminal());
@@ -523,7 +619,7 @@ mod tests {
     #[test]
     fn what_the_vocabulary_cannot_say_stays_visible() {
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"ear\",\"r\":\"other:object:Foo\"}\nnot json\n",
+            "# start\nexecution-async-resource # 0\n=> executionAsyncResource = other:object:Foo\nnot a line of the trace\nno-such-op # 1\n",
             "",
             Some(0),
             None,
@@ -532,6 +628,9 @@ mod tests {
             &out.groups[&0][..],
             [NodeObservation::Other(_), NodeObservation::Other(_)]
         ));
+        // An op line the trace parser does not read is kept, by its index.
+        assert!(matches!(&out.groups[&1][..], [NodeObservation::Other(_)]));
+        assert!(!out.ops.contains_key(&1));
         let out = read(&run("", "SyntaxError\n", Some(1), None));
         assert!(!out.started);
         assert_eq!(
