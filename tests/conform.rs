@@ -59,7 +59,10 @@ fn wrong(t: &Trace, v: &Verdict) -> Option<String> {
     let last = v.model.iter().flatten().last();
     if let Some(terminal) = last.filter(|o| o.is_terminal()) {
         if v.end != terminal.to_string() {
-            return Some(format!("the model ends with `{terminal}`, node with `{}`", v.end));
+            return Some(format!(
+                "the model ends with `{terminal}`, node with `{}`",
+                v.end
+            ));
         }
     }
     None
@@ -78,7 +81,8 @@ fn every_trace_agrees_on_every_binary() {
         for (path, t) in &traces {
             let name = format!("{} on node {}", path.display(), h.node_version);
             let ops = t.ops();
-            let other_profile = matches!(ops.first(), Some(Op::NodeVersion(v)) if *v != h.capabilities.profile);
+            let other_profile =
+                matches!(ops.first(), Some(Op::NodeVersion(v)) if *v != h.capabilities.profile);
             match h.conform_trace(&ops, None) {
                 Err(ConformError::Unsupported(u)) if other_profile => {
                     if u.index != 0 || !u.reason.contains("profile") {
@@ -130,13 +134,19 @@ fn what_a_binary_cannot_express_is_refused_with_the_reason() {
                 Err(ConformError::Unsupported(u)) => {
                     assert!(u.reason.contains(reason), "{text}: {u}");
                 }
-                other => panic!("{text} on {}: expected Unsupported, got {other:?}", h.node_version),
+                other => panic!(
+                    "{text} on {}: expected Unsupported, got {other:?}",
+                    h.node_version
+                ),
             }
         }
         // The model's own refusals: not a Node program.
         for (text, index) in [
             ("end-run-in-async-scope", 0),
-            ("make-callback 5 1 R1\nuncaught-exception handled\nexecution-async-id", 2),
+            (
+                "make-callback 5 1 R1\nuncaught-exception handled\nexecution-async-id",
+                2,
+            ),
         ] {
             match h.conform_trace(&ops(text), None) {
                 Err(ConformError::ModelRejected { index: i, .. }) if i == index => {}
@@ -146,7 +156,10 @@ fn what_a_binary_cannot_express_is_refused_with_the_reason() {
         // What the binary can express, it runs: Global holders on Node 26.
         if node26 {
             let v = h
-                .conform_trace(&ops("callback-scope 5 1 global R1\nreset-global R1\nclose"), None)
+                .conform_trace(
+                    &ops("callback-scope 5 1 global R1\nreset-global R1\nclose"),
+                    None,
+                )
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(v.is_equal(), "{v}");
         }
@@ -170,10 +183,18 @@ fn random_cases_agree_on_every_binary() {
         assert!(s.exercised.len() >= 30, "{s}");
         let mut kinds = vec!["entry-module", "timers-scope", "close-outer"];
         if h.capabilities.global_callback_scope {
-            kinds.extend(["reset-global", "callback-scope global", "als-run", "als-get-store"]);
+            kinds.extend([
+                "reset-global",
+                "callback-scope global",
+                "als-run",
+                "als-get-store",
+            ]);
         }
         for kind in kinds {
-            assert!(s.exercised.get(kind).copied().unwrap_or(0) > 0, "`{kind}` never drawn:\n{s}");
+            assert!(
+                s.exercised.get(kind).copied().unwrap_or(0) > 0,
+                "`{kind}` never drawn:\n{s}"
+            );
         }
         assert!(s.js_after_handled_exception > 0, "{s}");
     }

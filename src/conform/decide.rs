@@ -368,7 +368,8 @@ fn describe(frame: &Frame<EagerStack>) -> &'static str {
 /// The index in `env.frames` of the native scope `close-outer outer` closes:
 /// the one with `outer` native scopes inside it.
 pub(super) fn outer_target(env: &Eager, outer: u32) -> Option<usize> {
-    let natives = (env.frames.iter().enumerate().rev()).filter(|(_, f)| matches!(f, Frame::Native(_)));
+    let natives =
+        (env.frames.iter().enumerate().rev()).filter(|(_, f)| matches!(f, Frame::Native(_)));
     natives
         .map(|(i, _)| i)
         .nth(outer as usize)
@@ -380,7 +381,9 @@ pub(super) fn outer_target(env: &Eager, outer: u32) -> Option<usize> {
 /// (`src/conform/node/napi.cc`), so it must be what an N-API scope can be.
 fn close_outer(env: &Eager, outer: u32) -> Option<String> {
     let Some(index) = outer_target(env, outer) else {
-        let open = (env.frames.iter()).filter(|f| matches!(f, Frame::Native(_))).count();
+        let open = (env.frames.iter())
+            .filter(|f| matches!(f, Frame::Native(_)))
+            .count();
         return Some(format!(
             "close-outer {outer}: it needs a native scope with {outer} (at least 1) open native scopes inside it; {open} are open"
         ));
@@ -485,14 +488,23 @@ mod tests {
     #[test]
     fn what_no_binary_can_express() {
         for caps in [V20(), V26()] {
-            let refused = |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
+            let refused =
+                |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
             refused("stop", 0, "another thread");
             refused("callback-scope 5 1 R1 skip-hooks", 0, "flags");
             refused("callback-scope 5 1 R1 skip-queues", 0, "flags");
             refused("make-callback 5 1 global R1", 0, "make-callback");
             refused("emit-after 1152921504606846976", 0, "safe integer");
-            refused("execution-async-id\nno-force-async-hooks-checks", 1, "command-line");
-            refused("execution-async-id\nentry-module", 1, "once, before every other op");
+            refused(
+                "execution-async-id\nno-force-async-hooks-checks",
+                1,
+                "command-line",
+            );
+            refused(
+                "execution-async-id\nentry-module",
+                1,
+                "once, before every other op",
+            );
             refused("timers-scope", 0, "from the event loop");
             refused("close\nexecution-async-id", 1, "after the main script");
             refused("close\ntick-callback", 1, "after the main script");
@@ -516,9 +528,18 @@ mod tests {
 
     #[test]
     fn global_holders_and_als_need_node_26() {
-        assert_refused("callback-scope 5 1 global R1", V20(), 0, "Local<Object> only");
+        assert_refused(
+            "callback-scope 5 1 global R1",
+            V20(),
+            0,
+            "Local<Object> only",
+        );
         assert_refused("reset-global R1", V20(), 0, "reset-global");
-        for als in ["als-get-store A1", "als-run A1 2\nend-als-run", "async-resource R1"] {
+        for als in [
+            "als-get-store A1",
+            "als-run A1 2\nend-als-run",
+            "async-resource R1",
+        ] {
             assert_refused(als, V20(), 0, "built on async hooks");
             assert_eq!(fate(als, V26()), Fate::Runs, "{als}");
         }
@@ -529,7 +550,8 @@ mod tests {
     #[test]
     fn exceptions_go_where_the_program_can_follow() {
         for caps in [V20(), V26()] {
-            let refused = |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
+            let refused =
+                |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
             // A callback-scope's TryCatch is verbose: `close threw` needs the
             // exception first, and then JS goes on in the scope.
             refused("callback-scope 5 1 R1\nclose threw", 1, "verbose");
@@ -546,7 +568,11 @@ mod tests {
                 1,
                 "the main script's scope",
             );
-            refused("uncaught-exception handled\nclose threw", 1, "never marked failed");
+            refused(
+                "uncaught-exception handled\nclose threw",
+                1,
+                "never marked failed",
+            );
             refused(
                 "close\ntimers-scope\nclose threw",
                 2,
@@ -577,10 +603,22 @@ mod tests {
     fn a_close_outer_breaks_the_try_catch_chain() {
         let outer = "callback-scope 5 1 R1\ncallback-scope 5 5 R2\nclose-outer 1\n";
         for caps in [V20(), V26()] {
-            let refused = |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
-            assert_eq!(fate(&format!("{outer}execution-async-id\nclose\nclose"), caps), Fate::Runs);
-            refused(&format!("{outer}uncaught-exception handled"), 3, "TryCatch chain");
-            refused(&format!("{outer}make-callback 6 5 R3\nclose threw"), 4, "TryCatch chain");
+            let refused =
+                |text: &str, index: usize, why: &str| assert_refused(text, caps, index, why);
+            assert_eq!(
+                fate(&format!("{outer}execution-async-id\nclose\nclose"), caps),
+                Fate::Runs
+            );
+            refused(
+                &format!("{outer}uncaught-exception handled"),
+                3,
+                "TryCatch chain",
+            );
+            refused(
+                &format!("{outer}make-callback 6 5 R3\nclose threw"),
+                4,
+                "TryCatch chain",
+            );
             refused(
                 &format!("{outer}next-tick-body\nclose\nclose\nuncaught-exception handled"),
                 6,
@@ -588,9 +626,21 @@ mod tests {
             );
             // The target is an addon's callback-scope with native scopes
             // inside it.
-            refused("callback-scope 5 1 R1\nclose-outer 2", 1, "2 (at least 1) open native scopes inside it; 2 are open");
-            refused("make-callback 5 1 R1\ncallback-scope 5 5 R2\nclose-outer 1", 2, "that is a make-callback");
-            refused("callback-scope 5 1 R1\nclose-outer 1", 1, "that is the main script's scope");
+            refused(
+                "callback-scope 5 1 R1\nclose-outer 2",
+                1,
+                "2 (at least 1) open native scopes inside it; 2 are open",
+            );
+            refused(
+                "make-callback 5 1 R1\ncallback-scope 5 5 R2\nclose-outer 1",
+                2,
+                "that is a make-callback",
+            );
+            refused(
+                "callback-scope 5 1 R1\nclose-outer 1",
+                1,
+                "that is the main script's scope",
+            );
         }
         assert_refused(
             "callback-scope 6 1 global R1\ncallback-scope 6 6 R2\nclose-outer 1",
@@ -654,7 +704,16 @@ mod tests {
         // on node's stack until R2's scope, inside it, has closed.
         assert_eq!(
             depths,
-            [(2, 2), (3, 3), (4, 4), (3, 4), (4, 5), (3, 4), (2, 3), (1, 1)]
+            [
+                (2, 2),
+                (3, 3),
+                (4, 4),
+                (3, 4),
+                (4, 5),
+                (3, 4),
+                (2, 3),
+                (1, 1)
+            ]
         );
     }
 }

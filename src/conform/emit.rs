@@ -143,7 +143,10 @@ pub fn program(ops: &[Op], plan: &Plan, addon: &Path) -> Program {
     let module = ops.contains(&Op::EntryModule);
     let js_path = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap_or_default();
     let prologue = RUNTIME_JS
-        .replace("require(ADDON_PATH)", &format!("require({})", js_path(addon)))
+        .replace(
+            "require(ADDON_PATH)",
+            &format!("require({})", js_path(addon)),
+        )
         .replace(
             "require(NAPI_PATH)",
             &format!("require({})", js_path(&napi_addon_path(addon))),
@@ -240,7 +243,9 @@ mod tests {
         // Header ops: an .mjs program, a node option.
         let p = program_of("no-force-async-hooks-checks\nentry-module\nexecution-async-id");
         assert!(p.module);
-        assert!(p.source.starts_with("import { createRequire } from 'node:module';"));
+        assert!(p
+            .source
+            .starts_with("import { createRequire } from 'node:module';"));
         assert_eq!(p.node_args, ["--no-force-async-hooks-checks"]);
     }
 }

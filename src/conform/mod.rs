@@ -303,7 +303,9 @@ impl Prepared {
         let observations = match decider.run(env, &op) {
             Ok(obs) => obs,
             Err(_) if op.needs_node26() && self.refusal.is_some() => {
-                return Err(ConformError::Unsupported(self.refusal.take().expect("is_some")));
+                return Err(ConformError::Unsupported(
+                    self.refusal.take().expect("is_some"),
+                ));
             }
             Err(e) => {
                 return Err(ConformError::ModelRejected {
@@ -319,7 +321,10 @@ impl Prepared {
         self.plan.after(index, &op, env, &observations);
         let depth = decider.depth(env);
         if depth > max_nesting {
-            let refusal = self.refusal.take().unwrap_or_else(|| too_deep(index, &op, depth));
+            let refusal = self
+                .refusal
+                .take()
+                .unwrap_or_else(|| too_deep(index, &op, depth));
             return Err(ConformError::Unsupported(refusal));
         }
         self.max_stack_length = (self.max_stack_length).max(env.async_hooks.fields.k_stack_length);

@@ -136,7 +136,9 @@ impl Renamer {
                     value,
                 });
             }
-            let rest = rest.strip_prefix("sees ").ok_or("a tick that sees nothing")?;
+            let rest = rest
+                .strip_prefix("sees ")
+                .ok_or("a tick that sees nothing")?;
             let (pair, resource) = match rest.split_once(" resource ") {
                 Some((pair, r)) => (pair, Some(self.resource(r)?)),
                 None => (rest, None),
@@ -192,7 +194,9 @@ impl Renamer {
         let hook = (hook.strip_prefix('H').and_then(|n| n.parse::<u32>().ok()))
             .map(HookId)
             .ok_or_else(|| format!("hook name {hook}"))?;
-        let (event, args) = call.split_once('(').ok_or("a hook callback without arguments")?;
+        let (event, args) = call
+            .split_once('(')
+            .ok_or("a hook callback without arguments")?;
         let event = match event {
             "init" => {
                 // `ID, TYPE, TRIGGER, RESOURCE`: the type in the middle.
@@ -330,7 +334,9 @@ pub fn read(run: &NodeRun) -> NodeOutput {
         .collect();
     let mut node_to_model = HashMap::new();
     for line in &lines {
-        let assigned = line.strip_prefix("# assign ").and_then(|r| r.split_once(' '));
+        let assigned = line
+            .strip_prefix("# assign ")
+            .and_then(|r| r.split_once(' '));
         if let Some((m, n)) = assigned {
             if let (Ok(m), Ok(n)) = (m.parse::<AsyncId>(), n.parse::<AsyncId>()) {
                 node_to_model.insert(n, m);
@@ -366,7 +372,8 @@ pub fn read(run: &NodeRun) -> NodeOutput {
             push(&mut out, current, o);
             continue;
         }
-        let marker = (line.rsplit_once(" # ")).and_then(|(op, i)| Some((op, i.parse::<usize>().ok()?)));
+        let marker =
+            (line.rsplit_once(" # ")).and_then(|(op, i)| Some((op, i.parse::<usize>().ok()?)));
         match marker {
             Some((op, index)) => {
                 out.groups.entry(index).or_default();
@@ -374,11 +381,19 @@ pub fn read(run: &NodeRun) -> NodeOutput {
                     Ok(op) => {
                         out.ops.insert(index, op);
                     }
-                    Err(e) => push(&mut out, Some(index), NodeObservation::Other(format!("op line {op:?}: {e}"))),
+                    Err(e) => push(
+                        &mut out,
+                        Some(index),
+                        NodeObservation::Other(format!("op line {op:?}: {e}")),
+                    ),
                 }
                 current = Some(index);
             }
-            None => push(&mut out, current, NodeObservation::Other(format!("unreadable line {line:?}"))),
+            None => push(
+                &mut out,
+                current,
+                NodeObservation::Other(format!("unreadable line {line:?}")),
+            ),
         }
     }
     let end = terminal(run, &renamer);

@@ -52,14 +52,16 @@ fn with_node(node: &Path) -> Result<Harness, ConformError> {
 }
 
 fn find() -> Result<Vec<Harness>, String> {
-    let default = Harness::new(&build_dir())
-        .map_err(|e| format!("the conformance tests cannot run: {e}"))?;
+    let default =
+        Harness::new(&build_dir()).map_err(|e| format!("the conformance tests cannot run: {e}"))?;
     let mut found = vec![default];
     let note = |line: String| {
         let _ = writeln!(std::io::stderr(), "conformance tests: {line}");
     };
     let same = |a: &Path, b: &Path| {
-        std::fs::canonicalize(a).ok().is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
+        std::fs::canonicalize(a)
+            .ok()
+            .is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
     };
     if std::env::var_os("SCOPECHECK_NODE").is_some() {
         if let Some(node) = on_path("node").filter(|p| !found.iter().any(|h| same(&h.node, p))) {
