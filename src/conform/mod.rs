@@ -9,11 +9,11 @@
 //! docs/conformance.md describes the harness, what it can express, and the
 //! mismatches found.
 //!
-//! The path of a trace: [`prepare`] runs it on the model and asks
+//! The path of a trace: `prepare` runs it on the model and asks
 //! [`decide`] whether node can express each op, from the model's own state;
 //! [`emit`] writes the program (the trace's own text and what the model's
 //! run adds); [`harness`] runs it; [`observe`] reads node's output, itself a
-//! trace with `=>` lines; [`compare`] holds the two against each other.
+//! trace with `=>` lines; `compare` holds the two against each other.
 //!
 //! Entry points: [`conform_trace`] (one trace) and [`conform_random`]
 //! (seeded random traces from the shared generator, [`random_case`]).

@@ -1,7 +1,7 @@
 //! Reading a node run back: node's output is a trace (each op's line, then
 //! what it showed as `=>` lines in the model's own syntax), read with the
 //! trace parser and an [`Observation`] reader, Node's ids renamed to the
-//! model's in one place ([`Renamer`]); and how the process ended.
+//! model's in one place (`Renamer`); and how the process ended.
 
 use super::harness::NodeRun;
 use model::vocab::{
