@@ -41,10 +41,6 @@ const ALLOWED: &[(&[&str], &str)] = &[
          microtask checkpoint and the tick queue, whose callbacks run in \
          frames that a `Close` ends",
     ),
-    (
-        &["src/conform/harness.rs", "src/conform/translate.rs"],
-        "known, not Node's: issue 22 item 2 separates deciding from emitting",
-    ),
 ];
 
 /// A module of a crate: its path from the crate root and its file.
