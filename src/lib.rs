@@ -14,5 +14,6 @@ pub mod interrupt;
 pub mod lockstep;
 pub mod memory;
 pub mod mutants;
+pub mod node26;
 pub mod process;
 pub mod refinement;

@@ -10,10 +10,12 @@
 //!
 //! Node 26 is `$SCOPECHECK_NODE26` (`.ci/run` sets it from
 //! `scripts/install-node.sh`), else the binary that script leaves in the
-//! checkout (`.node/<version>/bin/node`). With neither, each v26 test writes
-//! `SKIPPED` and why to stderr (uncaptured, so `cargo test` shows it) and
-//! returns: the tests do not download anything themselves. A
-//! `$SCOPECHECK_NODE26` that is not a Node 26 binary fails them.
+//! checkout (`.node/<version>/bin/node`), else the tests run that script
+//! once ([`scopecheck::node26`]: npm fetches the pinned package, checked
+//! against its sha512); if that fails, they fail saying what to install.
+//! Only `SCOPECHECK_NODE26=skip` leaves them out: each then writes
+//! `SKIPPED` to stderr. A `$SCOPECHECK_NODE26` that is not a Node 26 binary
+//! fails them.
 //!
 //! The traces of the two differences once documented (docs/conformance.md,
 //! M3 and N1) are `M3_TRACE` and `N1_TRACE`: the model now answers them
@@ -39,35 +41,15 @@ fn harness() -> &'static Harness {
     }
 }
 
-/// Where scripts/install-node.sh puts its pinned node: the `VERSION=` of
-/// the script, under `$SCOPECHECK_NODE_DIR` or the checkout's `.node/`.
-fn installed_node26() -> PathBuf {
-    let script = include_str!("../scripts/install-node.sh");
-    let version = script
-        .lines()
-        .find_map(|l| l.strip_prefix("VERSION="))
-        .map(str::trim)
-        .unwrap_or("?");
-    let base = std::env::var_os("SCOPECHECK_NODE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".node"));
-    base.join(version).join("bin/node")
-}
-
 /// The Node 26 harness, or `None` (after saying so on stderr) when there is
 /// no Node 26 binary: see the module documentation.
 fn v26(test: &str) -> Option<&'static Harness> {
     static H: OnceLock<Result<Option<Harness>, String>> = OnceLock::new();
     let h = H.get_or_init(|| {
-        let node = match std::env::var_os("SCOPECHECK_NODE26") {
-            Some(p) => PathBuf::from(p),
-            None => {
-                let installed = installed_node26();
-                if !installed.is_file() {
-                    return Ok(None);
-                }
-                installed
-            }
+        let node = match scopecheck::node26::find_or_install() {
+            Ok(node) => node,
+            Err(scopecheck::node26::Missing::Skipped) => return Ok(None),
+            Err(scopecheck::node26::Missing::Failed(why)) => return Err(why),
         };
         let selection = NodeSelection {
             node: Some(node.clone()),
@@ -89,8 +71,8 @@ fn v26(test: &str) -> Option<&'static Harness> {
             // Written past the test harness's capture, so that it shows.
             let _ = writeln!(
                 std::io::stderr(),
-                "{test}: SKIPPED: no Node 26 binary (set SCOPECHECK_NODE26, or run scripts/install-node.sh, which installs {})",
-                installed_node26().display()
+                "{test}: SKIPPED: SCOPECHECK_NODE26=skip (without it, the test installs Node {} with scripts/install-node.sh)",
+                scopecheck::node26::pinned_version()
             );
             None
         }

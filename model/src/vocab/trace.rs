@@ -930,3 +930,51 @@ fn parse_create_hook(t: &mut Tokens<'_>) -> Result<Op, ParseError> {
     }
     Ok(Op::CreateHook { hook, callbacks })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(bytes: &[u8]) -> Result<Vec<(usize, String)>, ParseError> {
+        Reader::new(bytes)
+            .map(|s| s.map(|s| (s.line, s.op.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn lone_carriage_returns_past_the_chunk_limit_keep_their_lines() {
+        // Old Mac line ends: no `\n` at all, more than a chunk's worth.
+        let n = MAX_LINE_BYTES / "execution-async-id\r".len() * 3;
+        let text = "execution-async-id\r".repeat(n);
+        let lines = lines_of(text.as_bytes()).expect("it parses");
+        assert_eq!(lines.len(), n);
+        assert!(lines.iter().enumerate().all(|(i, (l, _))| *l == i + 1));
+        // `\r\n` cut between two chunks is one line break.
+        let mut text = "execution-async-id\r".repeat(MAX_LINE_BYTES / 19 + 1);
+        text.push_str("\nnew-async-id\n");
+        let lines = lines_of(text.as_bytes()).expect("it parses");
+        assert_eq!(lines.last().map(|(_, op)| op.as_str()), Some("new-async-id"));
+    }
+
+    #[test]
+    fn invalid_utf8_and_long_lines_are_errors_at_their_place() {
+        let e = lines_of(b"execution-async-id\nclose \xff\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 7), "{e}");
+        assert!(e.message.contains("invalid UTF-8 (byte 0xFF)"), "{e}");
+        let e = lines_of(b"stop\rexecution-async-id\r\xc3(\n").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 1), "{e}");
+        let long = format!("stop\n{}\n", "x".repeat(MAX_LINE_BYTES + 10));
+        let e = lines_of(long.as_bytes()).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("longer than"), "{e}");
+    }
+
+    #[test]
+    fn errors_quote_a_bounded_prefix() {
+        let token = "y".repeat(5_000_000);
+        let e = parse(&format!("close {token}\n")).unwrap_err();
+        assert!(e.message.len() < 300, "{} bytes", e.message.len());
+        assert!(e.message.contains("4999960 more characters"), "{}", e.message);
+        assert_eq!(quote("ab"), "\"ab\"");
+    }
+}
