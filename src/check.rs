@@ -653,7 +653,10 @@ impl Summary {
                 out.shards.push(*s);
             }
             let overflow = |what: &str| refuse(format!("the {what} add up past {}", u64::MAX));
-            out.cases = out.cases.checked_add(p.cases).ok_or_else(|| overflow("cases"))?;
+            out.cases = out
+                .cases
+                .checked_add(p.cases)
+                .ok_or_else(|| overflow("cases"))?;
             out.ops = out.ops.checked_add(p.ops).ok_or_else(|| overflow("ops"))?;
             out.seconds += p.seconds;
             for (into, from) in [

@@ -206,7 +206,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("scopecheck-files-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("scopecheck-files-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("scratch dir");
         dir
@@ -216,9 +217,18 @@ mod tests {
     fn new_files_never_replace_another() {
         let dir = scratch("new");
         let a = write_new(&dir, "cx", "trace", b"a\n").expect("saved");
-        assert_eq!((a.path.file_name().unwrap(), a.new), ("cx.trace".as_ref(), true));
+        assert_eq!(
+            (a.path.file_name().unwrap(), a.new),
+            ("cx.trace".as_ref(), true)
+        );
         let same = write_new(&dir, "cx", "trace", b"a\n").expect("saved");
-        assert_eq!(same, Saved { path: a.path.clone(), new: false });
+        assert_eq!(
+            same,
+            Saved {
+                path: a.path.clone(),
+                new: false
+            }
+        );
         let b = write_new(&dir, "cx", "trace", b"b\n").expect("saved");
         assert_eq!(b.path.file_name().unwrap(), "cx-2.trace");
         assert_eq!(std::fs::read(&a.path).unwrap(), b"a\n");
@@ -239,9 +249,15 @@ mod tests {
         let file = dir.join("f");
         std::fs::write(&file, "x").unwrap();
         let e = check_dir(&file.join("sub")).unwrap_err();
-        assert!(e.contains("is not a directory") && e.contains("f/sub"), "{e}");
+        assert!(
+            e.contains("is not a directory") && e.contains("f/sub"),
+            "{e}"
+        );
         let e = check_file(&dir.join("nodir/s.json"), "the summary").unwrap_err();
-        assert!(e.contains("nodir/s.json") && e.contains("does not exist"), "{e}");
+        assert!(
+            e.contains("nodir/s.json") && e.contains("does not exist"),
+            "{e}"
+        );
         let e = check_file(&dir, "the summary").unwrap_err();
         assert!(e.contains("is a directory"), "{e}");
         assert!(check_file(&dir.join("s.json"), "the summary").is_ok());

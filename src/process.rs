@@ -126,7 +126,11 @@ pub struct Output {
 
 /// Run `command` with `stdin` (none: `/dev/null`) within `limits`, and
 /// collect its output (at most the bounds).
-pub fn run(command: &mut Command, stdin: Option<&[u8]>, limits: &Limits) -> Result<Output, RunError> {
+pub fn run(
+    command: &mut Command,
+    stdin: Option<&[u8]>,
+    limits: &Limits,
+) -> Result<Output, RunError> {
     let mut stdout = Vec::new();
     let mut input = stdin;
     let result = run_streaming(
@@ -284,11 +288,13 @@ mod unix {
         Ok(())
     }
 
-    /// Read what `pipe` has now; `Ok(false)` at its end.
+    /// Read what `pipe` has now, until `total` passes `max`; `Ok(false)`
+    /// at its end.
     fn drain(
         pipe: &mut impl Read,
         buf: &mut [u8],
         total: &mut u64,
+        max: u64,
         sink: &mut dyn FnMut(&[u8]),
     ) -> io::Result<bool> {
         loop {
@@ -297,6 +303,9 @@ mod unix {
                 Ok(n) => {
                     *total += n as u64;
                     sink(&buf[..n]);
+                    if *total > max {
+                        return Ok(true);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -448,7 +457,8 @@ mod unix {
             }
             if let Some(r) = out.as_mut() {
                 if ready(r.as_raw_fd()) {
-                    let open = drain(r, &mut buf, &mut out_len, on_stdout).map_err(Failure::Io)?;
+                    let open = drain(r, &mut buf, &mut out_len, limits.max_stdout, on_stdout)
+                        .map_err(Failure::Io)?;
                     if out_len > limits.max_stdout {
                         return Err(Failure::TooMuchOutput {
                             stream: "stdout",
@@ -463,7 +473,7 @@ mod unix {
             if let Some(r) = err.as_mut() {
                 if ready(r.as_raw_fd()) {
                     let max = limits.max_stderr;
-                    let open = drain(r, &mut buf, &mut err_len, &mut |chunk| {
+                    let open = drain(r, &mut buf, &mut err_len, max, &mut |chunk| {
                         let room = (max as usize).saturating_sub(stderr.len());
                         stderr.extend_from_slice(&chunk[..chunk.len().min(room)]);
                     })
@@ -513,8 +523,12 @@ mod tests {
 
     #[test]
     fn output_and_status_come_back() {
-        let out = run(&mut sh("cat; echo err >&2; exit 3"), Some(b"hello"), &Limits::new(Duration::from_secs(10)))
-            .expect("it runs");
+        let out = run(
+            &mut sh("cat; echo err >&2; exit 3"),
+            Some(b"hello"),
+            &Limits::new(Duration::from_secs(10)),
+        )
+        .expect("it runs");
         assert_eq!(out.stdout, b"hello");
         assert_eq!(out.stderr, b"err\n");
         assert_eq!(out.status.code(), Some(3));
@@ -523,21 +537,37 @@ mod tests {
     #[test]
     fn a_sleeper_is_killed_at_its_time_limit() {
         let start = Instant::now();
-        let e = run(&mut sh("echo started; sleep 30"), None, &Limits::new(Duration::from_millis(300)))
-            .expect_err("it times out");
+        let e = run(
+            &mut sh("echo started; sleep 30"),
+            None,
+            &Limits::new(Duration::from_millis(300)),
+        )
+        .expect_err("it times out");
         assert!(matches!(e.failure, Failure::TimedOut(_)), "{e}");
         assert_eq!(e.stdout, b"started\n");
-        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
     }
 
     #[test]
     fn a_child_left_holding_the_output_does_not_hang_the_run() {
         // The shell ends at once; the sleeper it forked keeps stdout open.
         let start = Instant::now();
-        let out = run(&mut sh("sleep 30 & echo done"), None, &Limits::new(Duration::from_secs(20)))
-            .expect("it ends when the shell does");
+        let out = run(
+            &mut sh("sleep 30 & echo done"),
+            None,
+            &Limits::new(Duration::from_secs(20)),
+        )
+        .expect("it ends when the shell does");
         assert_eq!(out.stdout, b"done\n");
-        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
     }
 
     #[test]
@@ -548,7 +578,13 @@ mod tests {
         };
         let e = run(&mut sh("yes"), None, &limits).expect_err("it prints without end");
         assert!(
-            matches!(e.failure, Failure::TooMuchOutput { stream: "stdout", .. }),
+            matches!(
+                e.failure,
+                Failure::TooMuchOutput {
+                    stream: "stdout",
+                    ..
+                }
+            ),
             "{e}"
         );
         assert!(e.stdout.len() < (1 << 20) + (64 << 10) + 1);

@@ -210,7 +210,10 @@ fn version_and_usage() {
     assert_eq!(out.status.code(), Some(0));
     let version = text(&out.stdout);
     assert!(
-        version.starts_with(&format!("scopecheck {} (commit ", env!("CARGO_PKG_VERSION"))),
+        version.starts_with(&format!(
+            "scopecheck {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
         "{version}"
     );
     // A missing argument is a usage error, also exit code 2.

@@ -226,7 +226,11 @@ fn only_trace_in(dir: &Path, prefix: &str) -> PathBuf {
         .filter(|p| p.extension().is_some_and(|x| x == "trace"))
         .collect();
     assert_eq!(traces.len(), 1, "{traces:?}");
-    let name = traces[0].file_name().unwrap().to_string_lossy().into_owned();
+    let name = traces[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert!(name.starts_with(prefix), "{name}");
     traces[0].clone()
 }

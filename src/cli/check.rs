@@ -349,7 +349,9 @@ pub fn run(
         match save_counterexample(&args.save_dir, cx) {
             Ok(s) => saved = Some(s),
             Err(source) => failures.push(CliError::Write {
-                path: args.save_dir.join(format!("{}.trace", counterexample_stem(cx))),
+                path: args
+                    .save_dir
+                    .join(format!("{}.trace", counterexample_stem(cx))),
                 what: "the counterexample",
                 source,
             }),
@@ -426,9 +428,17 @@ pub fn finish(verdict: Option<CliError>, mut failures: Vec<CliError>) -> Result<
 }
 
 /// The lines after a saved counterexample: where, and how to replay it.
-fn write_saved(out: &mut dyn Write, saved: &files::Saved, mutant: Option<Mutant>) -> std::io::Result<()> {
+fn write_saved(
+    out: &mut dyn Write,
+    saved: &files::Saved,
+    mutant: Option<Mutant>,
+) -> std::io::Result<()> {
     let path = saved.path.display();
-    let how = if saved.new { "saved to" } else { "already saved (the same text) as" };
+    let how = if saved.new {
+        "saved to"
+    } else {
+        "already saved (the same text) as"
+    };
     if mutant.is_some() {
         writeln!(
             out,

@@ -25,9 +25,7 @@ pub mod plumbing;
 pub mod replay;
 pub mod run;
 
-pub use error::{
-    CliError, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERDICT,
-};
+pub use error::{CliError, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERDICT};
 
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};

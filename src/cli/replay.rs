@@ -84,13 +84,13 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
         file: args.file.display().to_string(),
         intro,
     };
-    crate::files::replace(html_path, html::render(&replay, &info).as_bytes()).map_err(|source| {
-        CliError::Write {
+    crate::files::replace(html_path, html::render(&replay, &info).as_bytes()).map_err(
+        |source| CliError::Write {
             path: html_path.clone(),
             what: "the HTML page",
             source,
-        }
-    })?;
+        },
+    )?;
     writeln!(out, "html: wrote {}", html_path.display())?;
     verdict
 }

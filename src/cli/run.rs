@@ -101,8 +101,12 @@ trait Printer {
     /// Before the first op.
     fn start(&mut self, out: &mut dyn Write, file: &Path) -> std::io::Result<()>;
     /// An op that ran, and what it showed.
-    fn step(&mut self, out: &mut dyn Write, step: &Step, observations: &[Observation])
-        -> std::io::Result<()>;
+    fn step(
+        &mut self,
+        out: &mut dyn Write,
+        step: &Step,
+        observations: &[Observation],
+    ) -> std::io::Result<()>;
     /// After the last op: where the process ended and how many ops were
     /// not run, the unmet expectations, the op the model rejected.
     fn end(&mut self, out: &mut dyn Write, end: &RunEnd) -> std::io::Result<()>;
@@ -131,7 +135,12 @@ impl Printer for Text {
         Ok(())
     }
 
-    fn step(&mut self, out: &mut dyn Write, step: &Step, observations: &[Observation]) -> std::io::Result<()> {
+    fn step(
+        &mut self,
+        out: &mut dyn Write,
+        step: &Step,
+        observations: &[Observation],
+    ) -> std::io::Result<()> {
         writeln!(out, "{}: {}", step.line, step.op)?;
         for obs in observations {
             writeln!(out, "  => {obs}")?;
@@ -168,7 +177,12 @@ impl Printer for Json {
         write!(out, "{{\n  \"file\": {file},\n  \"steps\": [")
     }
 
-    fn step(&mut self, out: &mut dyn Write, step: &Step, observations: &[Observation]) -> std::io::Result<()> {
+    fn step(
+        &mut self,
+        out: &mut dyn Write,
+        step: &Step,
+        observations: &[Observation],
+    ) -> std::io::Result<()> {
         let ran = RanStep {
             line: step.line,
             text: step.op.to_string(),
@@ -176,8 +190,16 @@ impl Printer for Json {
             expected: step.expected.clone(),
             observations: observations.to_vec(),
         };
-        let sep = if std::mem::take(&mut self.first) { "" } else { "," };
-        write!(out, "{sep}\n    {}", serde_json::to_string(&ran).map_err(json_err)?)
+        let sep = if std::mem::take(&mut self.first) {
+            ""
+        } else {
+            ","
+        };
+        write!(
+            out,
+            "{sep}\n    {}",
+            serde_json::to_string(&ran).map_err(json_err)?
+        )
     }
 
     fn end(&mut self, out: &mut dyn Write, end: &RunEnd) -> std::io::Result<()> {

@@ -538,7 +538,8 @@ impl Harness {
             let _ = std::fs::remove_file(&path);
         }
         if !matches!(&result, Err(ConformError::Stopped(_))) {
-            self.health.record(&self.node, not_started(&result, self.timeout));
+            self.health
+                .record(&self.node, not_started(&result, self.timeout));
         }
         result
     }
