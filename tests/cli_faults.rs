@@ -64,6 +64,14 @@ fn signal(child: &Child, sig: i32) {
     assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
 }
 
+/// `scopecheck ARGS`, sent `sig` after 1.5 s: how it ended (within 30 s).
+fn interrupted(args: &[&str], sig: i32) -> Output {
+    let child = scopecheck().args(args).spawn().expect("scopecheck starts");
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, sig);
+    wait_within(child, Duration::from_secs(30)).expect("it stops")
+}
+
 /// The `.trace` files in `dir`.
 fn traces_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -168,22 +176,25 @@ fn shards_saving_side_by_side_keep_every_counterexample() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// `plumbing check` with the mutant, 500 cases, saving to `dir`, and `extra`.
+fn mutant_check(dir: &Path, extra: &[&str]) -> Output {
+    run_within(
+        scopecheck()
+            .args([
+                "plumbing", "check", "--quiet", "--cases", "500", "--mutant", MUTANT,
+            ])
+            .args(["--save-dir", p(dir)])
+            .args(extra),
+        Duration::from_secs(60),
+    )
+}
+
 /// The same run twice saves one file: the second says it is already there.
 #[test]
 fn the_same_counterexample_is_saved_once() {
     let dir = temp_dir("same-twice");
-    let args = [
-        "check",
-        "--quiet",
-        "--cases",
-        "500",
-        "--mutant",
-        MUTANT,
-        "--save-dir",
-        p(&dir),
-    ];
-    let first = run_within(scopecheck().args(args), Duration::from_secs(60));
-    let again = run_within(scopecheck().args(args), Duration::from_secs(60));
+    let first = mutant_check(&dir, &[]);
+    let again = mutant_check(&dir, &[]);
     assert_eq!(first.status.code(), Some(1));
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again.stdout).contains("already saved (the same text) as"));
@@ -237,22 +248,7 @@ fn destinations_are_checked_before_the_work() {
 #[test]
 fn a_full_destination_loses_no_counterexample() {
     let dir = temp_dir("full");
-    let out = run_within(
-        scopecheck().args([
-            "plumbing",
-            "check",
-            "--quiet",
-            "--cases",
-            "500",
-            "--mutant",
-            MUTANT,
-            "--json",
-            "/dev/full",
-            "--save-dir",
-            p(&dir),
-        ]),
-        Duration::from_secs(60),
-    );
+    let out = mutant_check(&dir, &["--json", "/dev/full"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("COUNTEREXAMPLE"), "{stdout}");
@@ -266,20 +262,17 @@ fn a_full_destination_loses_no_counterexample() {
 #[test]
 fn an_interrupted_check_prints_its_summary_and_writes_it() {
     let dir = temp_dir("interrupted-check");
-    let child = scopecheck()
-        .args([
+    let out = interrupted(
+        &[
             "check",
             "--quiet",
             "--cases",
             "4000000000",
             "--save-dir",
             p(&dir),
-        ])
-        .spawn()
-        .expect("scopecheck starts");
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGINT);
-    let out = wait_within(child, Duration::from_secs(20)).expect("it stops");
+        ],
+        libc::SIGINT,
+    );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
     assert!(stdout.contains("INTERRUPTED (signal 2) after "), "{stdout}");
@@ -294,8 +287,8 @@ fn an_interrupted_check_prints_its_summary_and_writes_it() {
     // SIGTERM on a shard: its summary is written, marked as stopped, and
     // a merge of it says so.
     let json = dir.join("shard.json");
-    let child = scopecheck()
-        .args([
+    let out = interrupted(
+        &[
             "plumbing",
             "check",
             "--quiet",
@@ -305,12 +298,9 @@ fn an_interrupted_check_prints_its_summary_and_writes_it() {
             "1/1",
             "--json",
             p(&json),
-        ])
-        .spawn()
-        .expect("scopecheck starts");
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGTERM);
-    let out = wait_within(child, Duration::from_secs(20)).expect("it stops");
+        ],
+        libc::SIGTERM,
+    );
     assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
     let summary = std::fs::read_to_string(&json).expect("the summary was written");
     assert!(summary.contains("interrupted by signal 15"), "{summary}");
@@ -328,8 +318,8 @@ fn an_interrupted_check_prints_its_summary_and_writes_it() {
 
 #[test]
 fn an_interrupted_exploration_prints_its_figures() {
-    let child = scopecheck()
-        .args([
+    let out = interrupted(
+        &[
             "explore",
             "--depth",
             "40",
@@ -338,12 +328,9 @@ fn an_interrupted_exploration_prints_its_figures() {
             "--quiet",
             "--max-memory",
             "2G",
-        ])
-        .spawn()
-        .expect("scopecheck starts");
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, libc::SIGTERM);
-    let out = wait_within(child, Duration::from_secs(30)).expect("it stops");
+        ],
+        libc::SIGTERM,
+    );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(143), "{stdout}{stderr}");
     assert!(stdout.contains("INTERRUPTED (signal 15)"), "{stdout}");
@@ -452,52 +439,35 @@ fn merge_refuses_what_cannot_be_one_run() {
 #[test]
 fn input_errors_are_bounded_and_placed() {
     let dir = temp_dir("input");
+    // `cmd` on a file of `bytes`: refused (exit 2) with a short message,
+    // which must start with `error: FILE:` and `place`.
+    let refused = |cmd: &str, name: &str, bytes: &[u8], place: &str| {
+        let file = dir.join(name);
+        std::fs::write(&file, bytes).unwrap();
+        let out = run_within(scopecheck().args([cmd, p(&file)]), Duration::from_secs(30));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd} {name}: {stderr}");
+        assert!(stderr.len() < 1000, "{} bytes of stderr", stderr.len());
+        let prefix = format!("error: {}:{place}", file.display());
+        assert!(stderr.starts_with(&prefix), "{cmd} {name}: {stderr}");
+        stderr
+    };
     // A 1 MB token: the message quotes 40 characters of it.
-    let huge = dir.join("huge.trace");
-    std::fs::write(&huge, format!("stop\nclose {}\n", "y".repeat(1_000_000))).unwrap();
-    let out = run_within(
-        scopecheck().args(["run", p(&huge)]),
-        Duration::from_secs(30),
-    );
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.len() < 1000, "{} bytes of stderr", stderr.len());
-    assert!(
-        stderr.starts_with(&format!("error: {}:2:7: ", huge.display())),
-        "{stderr}"
-    );
+    let token = format!("stop\nclose {}\n", "y".repeat(1_000_000));
+    let stderr = refused("run", "huge.trace", token.as_bytes(), "2:7: ");
     assert!(stderr.contains("(999960 more characters)"), "{stderr}");
     // A 50 MB line: refused at the longest line a trace may have.
-    let longer = dir.join("longer.trace");
-    std::fs::write(&longer, format!("stop\nclose {}\n", "y".repeat(50_000_000))).unwrap();
-    let out = run_within(
-        scopecheck().args(["run", p(&longer)]),
-        Duration::from_secs(30),
-    );
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.len() < 1000, "{} bytes of stderr", stderr.len());
-    assert!(
-        stderr.starts_with(&format!(
-            "error: {}:2:1048577: the line is longer than",
-            longer.display()
-        )),
-        "{stderr}"
+    let line = format!("stop\nclose {}\n", "y".repeat(50_000_000));
+    refused(
+        "run",
+        "longer.trace",
+        line.as_bytes(),
+        "2:1048577: the line is longer than",
     );
     // Invalid UTF-8: its line and column.
-    let bad = dir.join("bad.trace");
-    std::fs::write(&bad, b"execution-async-id\nclose \xff\n").unwrap();
     for cmd in ["run", "replay"] {
-        let out = run_within(scopecheck().args([cmd, p(&bad)]), Duration::from_secs(30));
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
-        assert!(
-            stderr.starts_with(&format!(
-                "error: {}:2:7: invalid UTF-8 (byte 0xFF)",
-                bad.display()
-            )),
-            "{cmd}: {stderr}"
-        );
+        let bad = b"execution-async-id\nclose \xff\n";
+        refused(cmd, "bad.trace", bad, "2:7: invalid UTF-8 (byte 0xFF)");
     }
 }
 
@@ -605,76 +575,65 @@ fn programs_left(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-#[test]
-fn conform_against_a_node_that_sleeps_stops_at_the_probe() {
-    let dir = temp_dir("sleeps");
-    let node = wrapper(&dir, "exec sleep 600");
+/// `conform` against a wrapper `node` made of `body` (see [`wrapper`]),
+/// with a time limit of `timeout` seconds per run: its exit code, stdout
+/// and stderr, after checking that it ended within `within` seconds and
+/// left no program behind.
+fn conform_against(
+    name: &str,
+    body: &str,
+    timeout: &str,
+    args: &[&str],
+    within: u64,
+) -> (Option<i32>, String, String) {
+    let dir = temp_dir(name);
+    let node = wrapper(&dir, body);
     let start = Instant::now();
     let out = run_within(
-        &mut conform(&dir, &node, "3", &["--cases", "2"]),
-        Duration::from_secs(30),
+        &mut conform(&dir, &node, timeout, args),
+        Duration::from_secs(within + 30),
     );
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        start.elapsed() < Duration::from_secs(within),
+        "{name}: {:?}\n{stdout}{stderr}",
+        start.elapsed()
+    );
+    assert!(programs_left(&dir).is_empty(), "{:?}", programs_left(&dir));
+    (out.status.code(), stdout, stderr)
+}
+
+#[test]
+fn conform_against_a_node_that_sleeps_stops_at_the_probe() {
+    let (code, _, stderr) = conform_against("sleeps", "exec sleep 600", "3", &["--cases", "2"], 10);
+    assert_eq!(code, Some(3), "{stderr}");
     assert!(
         stderr.contains("is not a working node") && stderr.contains("time limit of 3 s"),
         "{stderr}"
     );
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        start.elapsed()
-    );
-    assert!(programs_left(&dir).is_empty());
 }
 
 #[test]
 fn conform_against_a_node_that_leaves_a_sleeper_holding_its_output() {
-    let dir = temp_dir("sleeper");
     // The sleeper inherits stdout and stderr and outlives node.
-    let node = wrapper(&dir, "sleep 600 &\nexec \"$REAL\" \"$@\"");
-    let start = Instant::now();
-    let out = run_within(
-        &mut conform(&dir, &node, "60", &["--cases", "4"]),
-        Duration::from_secs(120),
-    );
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let body = "sleep 600 &\nexec \"$REAL\" \"$@\"";
+    let (code, stdout, stderr) = conform_against("sleeper", body, "60", &["--cases", "4"], 90);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("4 cases (seed 1): 4 equal"), "{stdout}");
-    assert!(
-        start.elapsed() < Duration::from_secs(90),
-        "{:?}",
-        start.elapsed()
-    );
-    assert!(programs_left(&dir).is_empty());
 }
 
 #[test]
 fn conform_stops_when_node_hangs_on_every_case() {
-    let dir = temp_dir("hangs-on-cases");
     // The probes (`node -e`) answer; every program hangs.
-    let node = wrapper(
-        &dir,
-        "[ \"$1\" = -e ] && exec \"$REAL\" \"$@\"\nexec sleep 600",
-    );
-    let start = Instant::now();
-    let out = run_within(
-        &mut conform(&dir, &node, "2", &["--cases", "300"]),
-        Duration::from_secs(90),
-    );
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    let body = "[ \"$1\" = -e ] && exec \"$REAL\" \"$@\"\nexec sleep 600";
+    let (code, stdout, stderr) =
+        conform_against("hangs-on-cases", body, "2", &["--cases", "300"], 60);
+    assert_eq!(code, Some(3), "{stdout}{stderr}");
     assert!(
         stderr.contains("did not start the program on 3 cases in a row"),
         "{stderr}"
     );
     assert!(stdout.contains("STOPPED after "), "{stdout}");
-    assert!(
-        start.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        start.elapsed()
-    );
-    assert!(programs_left(&dir).is_empty());
 }
 
 #[test]

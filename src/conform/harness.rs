@@ -618,15 +618,7 @@ fn not_started(result: &Result<NodeRun, ConformError>, timeout: Duration) -> Opt
 /// `text` quoted, cut after 200 characters (with how many more there were):
 /// what a message shows of a binary's output.
 fn bounded(text: &str) -> String {
-    const MAX: usize = 200;
-    match text.char_indices().nth(MAX) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!(
-            "{:?}... ({} more characters)",
-            &text[..cut],
-            text[cut..].chars().count()
-        ),
-    }
+    model::vocab::trace::quote_at_most(text, 200)
 }
 
 /// Load the addon once and read what it was compiled with.

@@ -210,7 +210,12 @@ pub const QUOTE_CHARS: usize = 40;
 /// escapes, cut after [`QUOTE_CHARS`] characters with how many more there
 /// were, so that a 50 MB token makes a short message.
 pub fn quote(text: &str) -> String {
-    match text.char_indices().nth(QUOTE_CHARS) {
+    quote_at_most(text, QUOTE_CHARS)
+}
+
+/// [`quote`], cut after `max` characters.
+pub fn quote_at_most(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
         None => format!("{text:?}"),
         Some((cut, _)) => format!(
             "{:?}... ({} more characters)",
