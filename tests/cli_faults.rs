@@ -637,6 +637,19 @@ fn conform_stops_when_node_hangs_on_every_case() {
 }
 
 #[test]
+fn conform_stops_when_node_floods_its_output() {
+    // The probes answer; every program prints without end.
+    let body = "[ \"$1\" = -e ] && exec \"$REAL\" \"$@\"\nexec yes";
+    let (code, stdout, stderr) = conform_against("floods", body, "60", &["--cases", "300"], 90);
+    assert_eq!(code, Some(3), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(" MiB to stdout and was killed")
+            && stderr.contains("did not start the program on 3 cases in a row"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn an_interrupted_conform_sums_up_and_cleans_up() {
     let dir = temp_dir("interrupted-conform");
     let (real, _) = real_node();

@@ -585,10 +585,11 @@ impl Harness {
                     "interrupted (signal {signal})"
                 ))),
                 Failure::Spawn(why) => Err(io_err(&format!("spawn {}", self.node.display()), why)),
+                // Said without the program's path, so that the same failure
+                // on every case reads the same ([`Health`]).
                 other => Err(ConformError::Node(format!(
-                    "{} on {}: {other}",
-                    self.node.display(),
-                    path.display()
+                    "{} running a program: {other}",
+                    self.node.display()
                 ))),
             },
         }
