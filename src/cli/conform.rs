@@ -8,6 +8,15 @@
 //! it cannot express, nesting deeper than node's stack holds, more than
 //! [`crate::conform::MAX_OPS`] ops, an op the model rejects) is refused with
 //! exit code 2, naming the line, before node runs.
+//!
+//! A missing or broken binary or compiler is exit code 3, with what to
+//! install; each node run and probe has a time limit
+//! (`$SCOPECHECK_CONFORM_TIMEOUT` seconds, 60 by default) and a bound on its
+//! output, and a binary that does not start the program on
+//! [`crate::conform::harness::BROKEN_AFTER`] cases in a row stops the run.
+//! SIGINT or SIGTERM stops it too: the cases run so far are summed up, the
+//! node processes killed, the programs removed, and the exit code is
+//! 128 + the signal.
 
 use super::input::load_trace;
 use super::CliError;
@@ -42,11 +51,6 @@ pub struct ConformArgs {
     /// (default: PREFIX/include/node, PREFIX being the binary's `../..`).
     #[arg(long, value_name = "DIR")]
     pub headers: Option<PathBuf>,
-    /// Decide and generate as for a binary without Global<Object>*
-    /// callback scopes, even if this one has them: the random cases leave
-    /// them out, and a trace with one is refused.
-    #[arg(long)]
-    pub local_resources_only: bool,
     /// Do not check the `=>` expectation lines of FILE (or of the
     /// scenarios).
     #[arg(long)]
@@ -67,7 +71,19 @@ fn harness(args: &ConformArgs) -> Result<Harness, CliError> {
         };
         Harness::with_node(&selection, &crate::conform::default_build_dir())
     };
-    built.map_err(|e| CliError::Verdict(format!("conformance cannot run: {e}")))
+    built.map_err(|e| cannot_run(&e))
+}
+
+/// The error for a harness that cannot go on: interrupted (exit 128 +
+/// the signal), or a missing or broken tool (exit 3).
+fn cannot_run(e: &ConformError) -> CliError {
+    match crate::interrupt::requested() {
+        Some(signal) => CliError::Interrupted {
+            signal,
+            what: format!("conform stopped: {e}"),
+        },
+        None => CliError::Environment(format!("conformance cannot run: {e}")),
+    }
 }
 
 fn report(out: &mut dyn Write, name: &str, v: &Verdict) -> std::io::Result<bool> {
@@ -87,9 +103,21 @@ fn parse_cases(s: &str) -> Result<usize, String> {
 
 /// Run `scopecheck conform`.
 pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    run(args, false, out)
+}
+
+/// `conform`, and `plumbing conform` with `local_resources_only`: generate
+/// and translate as for a binary without Global<Object>* callback scopes.
+pub fn run(
+    args: &ConformArgs,
+    local_resources_only: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let keep = args.keep.as_deref();
+    crate::interrupt::install()
+        .map_err(|e| CliError::Environment(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     let mut harness = harness(args)?;
-    if args.local_resources_only {
+    if local_resources_only {
         harness.capabilities.global_callback_scope = false;
     }
     writeln!(out, "against {}", harness.describe())?;
@@ -99,11 +127,14 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
     if args.scenarios {
         let mut report = harness
             .conform_scenarios(Path::new("tests/scenarios"), keep)
-            .map_err(|e| CliError::Verdict(e.to_string()))?;
+            .map_err(|e| cannot_run(&e))?;
         if args.no_expect {
             report.unmet.clear();
         }
         write!(out, "{report}")?;
+        if let Some(why) = harness.stop_reason() {
+            return Err(stopped(why, "the scenarios not yet run were skipped"));
+        }
         let bad: Vec<String> = report
             .mismatched()
             .iter()
@@ -127,6 +158,12 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
     }
     let summary = harness.conform_random(args.cases, args.seed, keep);
     writeln!(out, "{summary}")?;
+    if let Some(why) = &summary.stopped {
+        return Err(stopped(
+            why.clone(),
+            &format!("{} of {} cases run", summary.run, summary.cases),
+        ));
+    }
     let unknown = summary.unknown_mismatches().count();
     if unknown == 0 && summary.errors.is_empty() {
         Ok(())
@@ -135,6 +172,18 @@ pub fn execute(args: &ConformArgs, out: &mut dyn Write) -> Result<(), CliError> 
             "{unknown} undocumented mismatch(es), {} error(s) against node",
             summary.errors.len()
         )))
+    }
+}
+
+/// A run stopped early: interrupted (exit 128 + the signal) or a broken
+/// binary (exit 3); `done` says what was done.
+fn stopped(why: String, done: &str) -> CliError {
+    match crate::interrupt::requested() {
+        Some(signal) => CliError::Interrupted {
+            signal,
+            what: format!("conform stopped ({done})"),
+        },
+        None => CliError::Environment(format!("{why} ({done})")),
     }
 }
 
@@ -187,9 +236,7 @@ fn refused(file: &Path, lines: &[usize], e: ConformError) -> CliError {
         ConformError::ModelRejected { index, op, error } => {
             (index, format!("the model rejects `{op}`: {error}"))
         }
-        other => {
-            return CliError::Verdict(format!("{}: {other}", file.display()));
-        }
+        other => return cannot_run(&other),
     };
     let line = lines.get(index).or(lines.last()).copied().unwrap_or(1);
     CliError::At {

@@ -1,7 +1,9 @@
 //! `scopecheck explore --depth D [--threads N] [--max-memory SIZE]`:
 //! bounded exhaustive exploration of the eager model against the lazy
 //! implementation (see [`crate::explore`]), with a progress line (states,
-//! depth, memory) and a memory limit it stops at (exit code 2).
+//! depth, memory) and a memory limit it stops at (exit code 3). SIGINT or
+//! SIGTERM stops it too: the figures of the states explored so far are
+//! printed, and the exit code is 128 + the signal.
 
 use super::CliError;
 use crate::explore::{explore_within, ExploreConfig, Progress};
@@ -37,9 +39,11 @@ pub struct ExploreArgs {
     #[arg(long, value_parser = super::parse_mutant)]
     pub mutant: Option<Mutant>,
     /// Stop, with a message, before the memory in use (this process's
-    /// resident set) reaches this size: `3G`, `512M`, ... Default: an
-    /// eighth of the machine's memory, at most half of what is available
-    /// (from /proc/meminfo).
+    /// resident set) reaches this size: `3G`, `512M`, ... It stops once the
+    /// memory in use and a reserve (64 MiB, and 4 times the last 0.1 s's
+    /// growth) reach it, so it must be more than 64 MiB. Default: an eighth
+    /// of the machine's memory, at most half of what is available (from
+    /// /proc/meminfo).
     #[arg(long, value_name = "SIZE", value_parser = memory::parse_size)]
     pub max_memory: Option<u64>,
     /// No progress line.
@@ -79,6 +83,15 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let limit = args
         .max_memory
         .unwrap_or_else(|| memory::default_limit(memory::machine_bytes()));
+    if limit <= crate::explore::MEMORY_RESERVE {
+        return Err(CliError::Usage(format!(
+            "--max-memory {}: the explorer keeps {} of it in reserve (it stops once the memory in use and the reserve reach the limit); give more than that",
+            memory::human(limit),
+            memory::human(crate::explore::MEMORY_RESERVE)
+        )));
+    }
+    crate::interrupt::install()
+        .map_err(|e| CliError::Environment(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     let eager = Eager::for_version(args.node_version);
     let mut progress = |p: Progress| {
         bar.set_message(format!(
@@ -127,11 +140,21 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
             cx.explored_ops
         )));
     }
+    if let Some(signal) = report.interrupted {
+        return Err(CliError::Interrupted {
+            signal,
+            what: format!(
+                "explore stopped before depth {} after {} states, no divergence in them",
+                config.depth, report.generated
+            ),
+        });
+    }
     if let Some(stop) = &report.stopped {
-        return Err(CliError::Usage(format!(
-            "explore stopped before depth {}: {} of memory in use, the limit is {} (--max-memory); the exploration is incomplete. Lower --depth or --max-nesting, or raise --max-memory",
+        return Err(CliError::Environment(format!(
+            "explore stopped before depth {}: {} of memory in use and {} kept in reserve reached the limit of {} (--max-memory); the exploration is incomplete. Lower --depth or --max-nesting, or raise --max-memory",
             config.depth,
             memory::human(stop.memory),
+            memory::human(stop.reserve),
             memory::human(stop.limit),
         )));
     }

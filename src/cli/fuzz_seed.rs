@@ -1,4 +1,4 @@
-//! `scopecheck fuzz-seed [--out DIR]`: write the fuzz targets' seed corpus
+//! `scopecheck plumbing fuzz-seed [--out DIR]`: write the fuzz targets' seed corpus
 //! from the scenario and regression traces (run it after adding a trace;
 //! `tests/fuzz_corpus.rs` checks that the committed corpus is up to date).
 
@@ -8,7 +8,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Arguments of `scopecheck fuzz-seed`.
+/// Arguments of `scopecheck plumbing fuzz-seed`.
 #[derive(Debug, Args)]
 pub struct FuzzSeedArgs {
     /// Where the corpus goes (one folder per target below it).
@@ -16,7 +16,7 @@ pub struct FuzzSeedArgs {
     pub out: PathBuf,
 }
 
-/// Run `scopecheck fuzz-seed` from the repository root.
+/// Run `scopecheck plumbing fuzz-seed` from the repository root.
 pub fn execute(args: &FuzzSeedArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let written =
         fuzzing::seed_corpus(Path::new("."), &args.out).map_err(|source| CliError::Read {

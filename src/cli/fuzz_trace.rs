@@ -1,4 +1,4 @@
-//! `scopecheck fuzz-trace CRASHFILE`: a fuzz input (a crash file under
+//! `scopecheck plumbing fuzz-trace CRASHFILE`: a fuzz input (a crash file under
 //! `fuzz/artifacts/`, or any corpus file) as a replayable text trace.
 
 use super::CliError;
@@ -8,7 +8,7 @@ use lazy::mutant::Mutant;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// Arguments of `scopecheck fuzz-trace`.
+/// Arguments of `scopecheck plumbing fuzz-trace`.
 #[derive(Debug, Args)]
 pub struct FuzzTraceArgs {
     /// The fuzz input (any bytes).
@@ -19,7 +19,7 @@ pub struct FuzzTraceArgs {
     pub mutant: Option<Mutant>,
 }
 
-/// Run `scopecheck fuzz-trace`: print the decoded ops in the text format,
+/// Run `scopecheck plumbing fuzz-trace`: print the decoded ops in the text format,
 /// up to the first divergence if there is one, with a comment header.
 pub fn execute(args: &FuzzTraceArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mutant = args.mutant;

@@ -1,19 +1,96 @@
-//! Reading trace files.
+//! Reading trace files: whole ([`load_trace`]), or step by step
+//! ([`TraceFile`]) for the tools that run a trace as they read it (`run`,
+//! `replay`), whose memory is then what the model holds, not the trace.
 
 use super::CliError;
-use model::vocab::trace::{self, Trace};
-use std::path::Path;
+use model::vocab::trace::{self, Reader, Step, Trace};
+use model::vocab::{NodeVersion, Op};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
 
-/// Read and parse the trace in `file`; errors name the file, line and column.
-pub fn load_trace(file: &Path) -> Result<Trace, CliError> {
-    let text = std::fs::read_to_string(file).map_err(|source| CliError::Read {
+fn open(file: &Path) -> Result<Reader<BufReader<File>>, CliError> {
+    let f = File::open(file).map_err(|source| CliError::Read {
         file: file.to_path_buf(),
         source,
     })?;
-    trace::parse(&text).map_err(|e| CliError::At {
+    Ok(Reader::new(BufReader::with_capacity(1 << 16, f)))
+}
+
+fn at(file: &Path, e: trace::ParseError) -> CliError {
+    CliError::At {
         file: file.to_path_buf(),
         line: e.line,
         column: e.column,
         message: e.message,
-    })
+    }
+}
+
+/// Read and parse the trace in `file`; errors name the file, line and column.
+pub fn load_trace(file: &Path) -> Result<Trace, CliError> {
+    let steps = open(file)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| at(file, e))?;
+    Ok(Trace { steps })
+}
+
+/// A trace file checked whole, then read again step by step: a parse error
+/// anywhere is reported before anything runs, and no more than a step is
+/// held at a time.
+#[derive(Debug)]
+pub struct TraceFile {
+    file: PathBuf,
+    /// The profile put before the first op (`--node-version`, when the
+    /// trace names none itself).
+    prepend: Option<NodeVersion>,
+    /// The trace's steps.
+    pub steps: usize,
+}
+
+impl TraceFile {
+    /// Check the trace in `file` as it runs with `--node-version`
+    /// ([`super::on_profile`]'s rule): every line parses, and a profile the
+    /// trace names is the given one.
+    pub fn open(file: &Path, version: Option<NodeVersion>) -> Result<TraceFile, CliError> {
+        let mut steps = 0;
+        let mut names_profile = false;
+        for step in open(file)? {
+            let step = step.map_err(|e| at(file, e))?;
+            steps += 1;
+            if let Op::NodeVersion(v) = step.op {
+                names_profile = true;
+                if let Some(given) = version.filter(|g| *g != v) {
+                    return Err(CliError::At {
+                        file: file.to_path_buf(),
+                        line: step.line,
+                        column: 1,
+                        message: format!(
+                            "the trace says `{}`, and --node-version {given} was given",
+                            step.op
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(TraceFile {
+            file: file.to_path_buf(),
+            prepend: version.filter(|_| !names_profile),
+            steps,
+        })
+    }
+
+    /// The steps, read from the file again (`node-version V` first, as
+    /// line 0, when `--node-version` was given and the trace names no
+    /// profile).
+    pub fn steps(&self) -> Result<impl Iterator<Item = Result<Step, CliError>> + '_, CliError> {
+        let first = self.prepend.map(|v| {
+            Ok(Step {
+                line: 0,
+                op: Op::NodeVersion(v),
+                expected: Vec::new(),
+            })
+        });
+        let rest = open(&self.file)?.map(|s| s.map_err(|e| at(&self.file, e)));
+        Ok(first.into_iter().chain(rest))
+    }
 }

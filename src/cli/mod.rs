@@ -1,10 +1,17 @@
 //! The `scopecheck` command line: argument parsing and one module per
 //! subcommand.
 //!
-//! Every subcommand reports bad input as a [`CliError`], printed as
-//! `error: FILE:LINE:COLUMN: message` on stderr with exit code 2. To add a
-//! subcommand, add a module with an `Args` struct and an `execute` function
-//! and a variant of [`Command`].
+//! The top level holds the jobs a reviewer runs (`check`, `explore`, `run`,
+//! `replay`, `conform`, `mutants`); chores and scale-out sit under
+//! `plumbing` ([`plumbing`]).
+//!
+//! Every subcommand reports a failure as a [`CliError`], printed as
+//! `error: ...` on stderr (bad input as `error: FILE:LINE:COLUMN: message`),
+//! with a distinct exit code per kind ([`error`]): 0 all is well, 1 a
+//! divergence or mismatch was found, 2 bad input or usage, 3 the
+//! environment failed (a missing or broken tool, a full disk), 130 or 143
+//! interrupted by SIGINT or SIGTERM. To add a subcommand, add a module with
+//! an `Args` struct and an `execute` function and a variant of [`Command`].
 
 pub mod check;
 pub mod conform;
@@ -14,10 +21,11 @@ pub mod fuzz_seed;
 pub mod fuzz_trace;
 pub mod input;
 pub mod mutants;
+pub mod plumbing;
 pub mod replay;
 pub mod run;
 
-pub use error::CliError;
+pub use error::{CliError, EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERDICT};
 
 use clap::{Parser, Subcommand};
 use std::io::{self, Write};
@@ -75,24 +83,21 @@ pub fn parse_mutant(name: &str) -> Result<lazy::mutant::Mutant, String> {
     })
 }
 
-/// The exit code for bad input (unreadable file, parse error, impossible op);
-/// clap uses the same code for bad arguments.
-pub const EXIT_BAD_INPUT: u8 = 2;
-
-/// The exit code when a check finds what it looks for (a divergence, a
-/// surviving mutant, a conformance mismatch).
-pub const EXIT_VERDICT: u8 = 1;
-
 /// `scopecheck`: the verification suite's command-line tool.
 #[derive(Debug, Parser)]
 #[command(
     name = "scopecheck",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SCOPECHECK_COMMIT"), ")"),
     about = "Lockstep equivalence suite for Node.js PR 66511 (lazy async-context scopes)",
     long_about = "Lockstep equivalence suite for Node.js PR 66511 (lazy async-context scopes).\n\n\
                   Traces are text files with one op per line (see `model::vocab::trace`); \
                   `scopecheck run` executes one on the eager reference model and prints \
-                  what a Node.js program would observe."
+                  what a Node.js program would observe.",
+    after_help = "Exit codes: 0 success; 1 a divergence, mismatch, surviving mutant or unmet \
+                  expectation; 2 bad input or usage; 3 the environment failed (a missing or \
+                  broken tool, a destination that cannot be written, explore's memory limit); \
+                  130 / 143 interrupted by SIGINT / SIGTERM (check, explore and conform print \
+                  what they had first)."
 )]
 pub struct Cli {
     /// What to do.
@@ -100,26 +105,26 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands: the jobs a reviewer runs, then the chores.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a trace on the eager reference model and print each op's observations.
-    Run(run::RunArgs),
     /// Random lockstep check of the lazy implementation against the eager model.
     Check(check::CheckArgs),
-    /// The eager model against the real node binary (random traces, a trace, or the scenarios).
-    Conform(conform::ConformArgs),
-    /// Run a trace on both sides, side by side, and mark the first divergence.
-    Replay(replay::ReplayArgs),
-    /// Run the random check against every deliberate mistake of the lazy design.
-    Mutants(mutants::MutantsArgs),
     /// Bounded exhaustive exploration (stateright's depth-first checker) of
     /// the lazy implementation against the eager model.
     Explore(explore::ExploreArgs),
-    /// Write the fuzz seed corpus from the scenario and regression traces.
-    FuzzSeed(fuzz_seed::FuzzSeedArgs),
-    /// Turn a fuzz input (a crash file) into a replayable text trace.
-    FuzzTrace(fuzz_trace::FuzzTraceArgs),
+    /// Run a trace on the eager reference model and print each op's observations.
+    Run(run::RunArgs),
+    /// Run a trace on both sides, side by side, and mark the first divergence.
+    Replay(replay::ReplayArgs),
+    /// The eager model against the real node binary (random traces, a trace, or the scenarios).
+    Conform(conform::ConformArgs),
+    /// Run the random check against every deliberate mistake of the lazy design.
+    Mutants(mutants::MutantsArgs),
+    /// Chores and scale-out: shards of a check and their JSON summaries,
+    /// merging them, the fuzz seed corpus, fuzz inputs as traces, conform on
+    /// v20's traces.
+    Plumbing(plumbing::PlumbingArgs),
 }
 
 /// Parse the process arguments, run the subcommand, and return the exit code.
@@ -134,22 +139,21 @@ pub fn main() -> ExitCode {
         Command::Conform(args) => conform::execute(args, &mut out),
         Command::Mutants(args) => mutants::execute(args, &mut out),
         Command::Explore(args) => explore::execute(args, &mut out),
-        Command::FuzzSeed(args) => fuzz_seed::execute(args, &mut out),
-        Command::FuzzTrace(args) => fuzz_trace::execute(args, &mut out),
+        Command::Plumbing(args) => plumbing::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);
     match result.and(flushed) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`scopecheck run t | head`): nothing to report.
         Err(CliError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(CliError::Verdict(what)) => {
-            let _ = writeln!(io::stderr(), "{what}");
-            ExitCode::from(EXIT_VERDICT)
+        Err(e @ CliError::Verdict(_)) => {
+            let _ = writeln!(io::stderr(), "{e}");
+            ExitCode::from(e.exit_code())
         }
         Err(e) => {
             // If stderr is gone too there is nowhere left to report to.
             let _ = writeln!(io::stderr(), "error: {e}");
-            ExitCode::from(EXIT_BAD_INPUT)
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -2,11 +2,14 @@
 //! divergence marked, and the trace's `=>` expectations checked on both
 //! sides. Exit code 1 when they diverge or an expectation is not met.
 //!
-//! With `--html OUT`, the same text is printed and, in addition, the replay
-//! is written to `OUT` as a self-contained HTML page (`crate::html`) showing
-//! both sides' stacks after every op. The exit code does not change.
+//! The text replay reads the trace as it runs
+//! ([`super::input::TraceFile`]): its memory is the two sides' state, not
+//! the trace. With `--html OUT`, the same text is printed and, in addition,
+//! the replay is written to `OUT` as a self-contained HTML page
+//! (`crate::html`) showing both sides' stacks after every op (the page
+//! holds the whole replay). The exit code does not change.
 
-use super::input::load_trace;
+use super::input::{load_trace, TraceFile};
 use super::CliError;
 use crate::html;
 use crate::lockstep::{Answer, Pair};
@@ -15,9 +18,8 @@ use lazy::mutant::Mutant;
 use lazy::LazyStore;
 use model::vocab::trace::{Step, Unmet};
 use model::vocab::OpError;
-use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `scopecheck replay`.
 #[derive(Debug, Args)]
@@ -63,23 +65,17 @@ fn show(answer: &Answer) -> Vec<String> {
     }
 }
 
-fn cannot_write(path: &Path, e: &std::io::Error) -> CliError {
-    CliError::Usage(format!(
-        "{}: cannot write the HTML page: {e}",
-        path.display()
-    ))
-}
-
 /// Run `scopecheck replay`: the text replay, and the HTML page when `--html`
-/// is given. The page is opened for writing before anything runs, so that an
-/// unwritable path fails (exit code 2) before any output.
+/// is given. The page's path is checked before anything runs, so that an
+/// unwritable path fails (exit code 2) before any output; the page is then
+/// written whole and renamed into place ([`crate::files::replace`]).
 pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let Some(html_path) = &args.html else {
         return execute_text(args, out);
     };
     let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
     let mutant = args.mutant;
-    let mut file = File::create(html_path).map_err(|e| cannot_write(html_path, &e))?;
+    crate::files::check_file(html_path, "the HTML page").map_err(CliError::Usage)?;
     let verdict = execute_text(args, out);
     let replay = html::record(&trace, mutant);
     let intro = std::fs::read_to_string(&args.file)
@@ -89,9 +85,13 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
         file: args.file.display().to_string(),
         intro,
     };
-    file.write_all(html::render(&replay, &info).as_bytes())
-        .and_then(|()| file.flush())
-        .map_err(|e| cannot_write(html_path, &e))?;
+    crate::files::replace(html_path, html::render(&replay, &info).as_bytes()).map_err(
+        |source| CliError::Write {
+            path: html_path.clone(),
+            what: "the HTML page",
+            source,
+        },
+    )?;
     writeln!(out, "html: wrote {}", html_path.display())?;
     verdict
 }
@@ -110,11 +110,13 @@ fn replay_text<S: LazyStore>(
     mut pair: Pair<S>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
+    let trace = TraceFile::open(&args.file, args.node_version)?;
     let check = !args.no_expect;
     let mut unmet: Vec<(&'static str, Unmet)> = Vec::new();
     writeln!(out, "{:<6} {:<40} {:<50} lazy", "line", "op", "eager")?;
-    for (index, step) in trace.steps.iter().enumerate() {
+    let mut steps = trace.steps()?;
+    while let Some(step) = steps.next() {
+        let step = &step?;
         if pair.eager.exited && pair.lazy.exited {
             writeln!(
                 out,
@@ -122,8 +124,9 @@ fn replay_text<S: LazyStore>(
             )?;
             if check {
                 let ended: Answer = Err(OpError::Exited);
-                for later in &trace.steps[index..] {
-                    expect(&mut unmet, "both sides", later, &ended);
+                expect(&mut unmet, "both sides", step, &ended);
+                for later in steps.by_ref() {
+                    expect(&mut unmet, "both sides", &later?, &ended);
                 }
             }
             break;

@@ -1,10 +1,12 @@
 //! `scopecheck run FILE [--json] [--no-expect]`: run a trace on the eager
 //! model and check its `=>` expectations (exit code 1 when one is not met).
+//! The trace is read as it runs ([`super::input::TraceFile`]): a trace of
+//! a million ops takes the memory of the model's state, not of the trace.
 
-use super::input::load_trace;
+use super::input::TraceFile;
 use super::CliError;
 use clap::Args;
-use model::vocab::trace::{Trace, Unmet};
+use model::vocab::trace::{Step, Unmet};
 use model::vocab::{Observation, Op, OpError, Runtime};
 use model::Eager;
 use serde::Serialize;
@@ -42,91 +44,6 @@ pub struct RanStep {
     pub expected: Vec<String>,
     /// What the op showed, in order.
     pub observations: Vec<Observation>,
-}
-
-/// The result of running a whole trace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RunReport {
-    /// The trace file.
-    pub file: String,
-    /// The ops that ran, in order.
-    pub steps: Vec<RanStep>,
-    /// Set when an op ended the process: the line of that op.
-    pub terminated_at_line: Option<usize>,
-    /// Ops of the trace that did not run because the process had ended.
-    pub not_run: usize,
-    /// The ops with `=>` lines whose observations differ from them (an op
-    /// with `=>` lines that did not run because the process had ended is
-    /// one too). Empty when the expectations were not checked.
-    pub unmet: Vec<Unmet>,
-}
-
-/// A run that stopped at an op the model rejected.
-#[derive(Debug)]
-pub struct RunFailed {
-    /// The ops that ran before the rejected one.
-    pub partial: RunReport,
-    /// The rejection, at the op's line, column 1.
-    pub error: CliError,
-}
-
-/// Run `trace` (read from `file`) on a fresh [`Eager`] model. Stops after a
-/// terminal observation. An op the model rejects is an error at its line,
-/// column 1, with the OpError text as the message. With `expect`, every op
-/// that has `=>` lines is checked against them ([`RunReport::unmet`]).
-pub fn run_trace(file: &Path, trace: &Trace, expect: bool) -> Result<RunReport, Box<RunFailed>> {
-    let mut runtime = Eager::new();
-    let mut report = RunReport {
-        file: file.display().to_string(),
-        steps: Vec::new(),
-        terminated_at_line: None,
-        not_run: 0,
-        unmet: Vec::new(),
-    };
-    for (index, step) in trace.steps.iter().enumerate() {
-        let observations = match runtime.apply(&step.op) {
-            Ok(observations) => observations,
-            Err(e) => {
-                let error = CliError::At {
-                    file: file.to_path_buf(),
-                    line: step.line,
-                    column: 1,
-                    message: e.to_string(),
-                };
-                return Err(Box::new(RunFailed {
-                    partial: report,
-                    error,
-                }));
-            }
-        };
-        let terminal = observations.iter().any(Observation::is_terminal);
-        if expect && !step.expected.is_empty() {
-            if let Err(unmet) = step.check(Ok(&observations)) {
-                report.unmet.push(unmet);
-            }
-        }
-        report.steps.push(RanStep {
-            line: step.line,
-            text: step.op.to_string(),
-            op: step.op.clone(),
-            expected: step.expected.clone(),
-            observations,
-        });
-        if terminal {
-            report.terminated_at_line = Some(step.line);
-            report.not_run = trace.steps.len() - index - 1;
-            if expect {
-                let later = trace.steps[index + 1..].iter();
-                report.unmet.extend(
-                    later
-                        .filter(|s| !s.expected.is_empty())
-                        .filter_map(|s| s.check(Err(&OpError::Exited)).err()),
-                );
-            }
-            break;
-        }
-    }
-    Ok(report)
 }
 
 /// Print the unmet expectations of a run, each with its line, the expected
@@ -178,52 +95,188 @@ fn show(lines: &[String]) -> String {
     }
 }
 
-/// Print `report` as text: each op as `LINE: op`, then its observations as
-/// `  => observation`.
-pub fn write_text(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
-    for step in &report.steps {
-        writeln!(out, "{}: {}", step.line, step.text)?;
-        for obs in &step.observations {
-            writeln!(out, "  => {obs}")?;
-        }
-    }
-    if let Some(line) = report.terminated_at_line {
-        writeln!(
-            out,
-            "stopped: the process ended at line {line}; {} later op(s) not run",
-            report.not_run
-        )?;
-    }
-    Ok(())
+/// How `run` prints: as text, or as one JSON document written as the
+/// trace runs.
+trait Printer {
+    /// Before the first op.
+    fn start(&mut self, out: &mut dyn Write, file: &Path) -> std::io::Result<()>;
+    /// An op that ran, and what it showed.
+    fn step(
+        &mut self,
+        out: &mut dyn Write,
+        step: &Step,
+        observations: &[Observation],
+    ) -> std::io::Result<()>;
+    /// After the last op: where the process ended and how many ops were
+    /// not run, the unmet expectations, the op the model rejected.
+    fn end(&mut self, out: &mut dyn Write, end: &RunEnd) -> std::io::Result<()>;
 }
 
-/// `scopecheck run`: load, run, print, then the unmet expectations (exit
-/// code 1 if there are any). In text mode the ops that ran before a rejected
-/// op are printed before the error is returned; in JSON mode nothing is
-/// printed on error, and the unmet expectations are the `unmet` field.
+/// How a run ended.
+#[derive(Debug, Default)]
+pub struct RunEnd {
+    /// Set when an op ended the process: the line of that op.
+    pub terminated_at_line: Option<usize>,
+    /// Ops of the trace that did not run because the process had ended.
+    pub not_run: usize,
+    /// The ops with `=>` lines whose observations differ from them (an op
+    /// with `=>` lines that did not run because the process had ended is
+    /// one too). Empty when the expectations were not checked.
+    pub unmet: Vec<Unmet>,
+    /// The op the model rejected, and why: its line, and the message.
+    pub rejected: Option<(usize, String)>,
+}
+
+/// Each op as `LINE: op`, then its observations as `  => observation`.
+struct Text;
+
+impl Printer for Text {
+    fn start(&mut self, _: &mut dyn Write, _: &Path) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn step(
+        &mut self,
+        out: &mut dyn Write,
+        step: &Step,
+        observations: &[Observation],
+    ) -> std::io::Result<()> {
+        writeln!(out, "{}: {}", step.line, step.op)?;
+        for obs in observations {
+            writeln!(out, "  => {obs}")?;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut dyn Write, end: &RunEnd) -> std::io::Result<()> {
+        if let Some(line) = end.terminated_at_line {
+            writeln!(
+                out,
+                "stopped: the process ended at line {line}; {} later op(s) not run",
+                end.not_run
+            )?;
+        }
+        write_unmet(&end.unmet, out)
+    }
+}
+
+/// One JSON document: `file`, `steps` (each a [`RanStep`], written as it
+/// runs), `terminated_at_line`, `not_run`, `unmet`, and `rejected` (the
+/// line and message of an op the model rejected, or null).
+struct Json {
+    first: bool,
+}
+
+fn json_err(e: serde_json::Error) -> std::io::Error {
+    std::io::Error::other(e)
+}
+
+impl Printer for Json {
+    fn start(&mut self, out: &mut dyn Write, file: &Path) -> std::io::Result<()> {
+        let file = serde_json::to_string(&file.display().to_string()).map_err(json_err)?;
+        write!(out, "{{\n  \"file\": {file},\n  \"steps\": [")
+    }
+
+    fn step(
+        &mut self,
+        out: &mut dyn Write,
+        step: &Step,
+        observations: &[Observation],
+    ) -> std::io::Result<()> {
+        let ran = RanStep {
+            line: step.line,
+            text: step.op.to_string(),
+            op: step.op.clone(),
+            expected: step.expected.clone(),
+            observations: observations.to_vec(),
+        };
+        let sep = if std::mem::take(&mut self.first) {
+            ""
+        } else {
+            ","
+        };
+        write!(
+            out,
+            "{sep}\n    {}",
+            serde_json::to_string(&ran).map_err(json_err)?
+        )
+    }
+
+    fn end(&mut self, out: &mut dyn Write, end: &RunEnd) -> std::io::Result<()> {
+        let rejected = end
+            .rejected
+            .as_ref()
+            .map(|(line, message)| serde_json::json!({ "line": line, "message": message }));
+        writeln!(
+            out,
+            "\n  ],\n  \"terminated_at_line\": {},\n  \"not_run\": {},\n  \"unmet\": {},\n  \"rejected\": {}\n}}",
+            serde_json::to_string(&end.terminated_at_line).map_err(json_err)?,
+            end.not_run,
+            serde_json::to_string(&end.unmet).map_err(json_err)?,
+            serde_json::to_string(&rejected).map_err(json_err)?,
+        )
+    }
+}
+
+/// `scopecheck run`: check the file whole (a parse error anywhere is
+/// reported before anything runs), then run it on a fresh [`Eager`] model
+/// as it is read again, printing each op as it runs; then the unmet
+/// expectations (exit code 1 if there are any). An op the model rejects
+/// ends the run with an error at its line, column 1 (exit code 2), after
+/// the ops before it were printed (in JSON, the document is closed with
+/// `rejected` set). Memory holds the model and one step, whatever the
+/// trace's length.
 pub fn execute(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
-    match run_trace(&args.file, &trace, !args.no_expect) {
-        Ok(report) => {
-            if args.json {
-                serde_json::to_writer_pretty(&mut *out, &report)
-                    .map_err(|e| CliError::Output(e.into()))?;
-                writeln!(out)?;
-            } else {
-                write_text(&report, out)?;
-                write_unmet(&report.unmet, out)?;
+    let trace = TraceFile::open(&args.file, args.node_version)?;
+    let mut printer: Box<dyn Printer> = if args.json {
+        Box::new(Json { first: true })
+    } else {
+        Box::new(Text)
+    };
+    let expect = !args.no_expect;
+    printer.start(out, &args.file)?;
+    let mut runtime = Eager::new();
+    let mut end = RunEnd::default();
+    let mut steps = trace.steps()?;
+    while let Some(step) = steps.next() {
+        let step = step?;
+        let observations = match runtime.apply(&step.op) {
+            Ok(observations) => observations,
+            Err(e) => {
+                end.rejected = Some((step.line, e.to_string()));
+                break;
             }
-            if report.unmet.is_empty() {
-                Ok(())
-            } else {
-                Err(unmet_verdict(&args.file, &report.unmet))
+        };
+        if expect && !step.expected.is_empty() {
+            if let Err(unmet) = step.check(Ok(&observations)) {
+                end.unmet.push(unmet);
             }
         }
-        Err(failed) => {
-            if !args.json {
-                write_text(&failed.partial, out)?;
+        printer.step(out, &step, &observations)?;
+        if observations.iter().any(Observation::is_terminal) {
+            end.terminated_at_line = Some(step.line);
+            for later in steps.by_ref() {
+                let later = later?;
+                end.not_run += 1;
+                if expect && !later.expected.is_empty() {
+                    end.unmet.extend(later.check(Err(&OpError::Exited)).err());
+                }
             }
-            Err(failed.error)
+            break;
         }
+    }
+    printer.end(out, &end)?;
+    if let Some((line, message)) = end.rejected {
+        return Err(CliError::At {
+            file: args.file.clone(),
+            line,
+            column: 1,
+            message,
+        });
+    }
+    if end.unmet.is_empty() {
+        Ok(())
+    } else {
+        Err(unmet_verdict(&args.file, &end.unmet))
     }
 }

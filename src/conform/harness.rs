@@ -1,13 +1,21 @@
 //! The binary side: find `node` and `g++`, build the addon, run a program.
+//!
+//! Every child (the probes `node -e`, the compiler, each program) runs
+//! through [`crate::process`]: its own process group, a time limit, output
+//! read with a bound, the group killed at the end, SIGINT and SIGTERM
+//! honoured. A binary that does not start the program on
+//! [`BROKEN_AFTER`] cases in a row, the same way each time, stops the run
+//! ([`Harness::stop_reason`]).
 
 use super::ConformError;
+use crate::process::{self, Failure, Limits};
 use model::vocab::NodeVersion;
 use std::hash::{Hash, Hasher};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 /// The addon's C++ source (`node/addon.cc`).
 pub const ADDON_CC: &str = include_str!("node/addon.cc");
@@ -32,9 +40,88 @@ const INSTALL_NODE: &str = "install Node.js with its C++ headers (the Debian `no
 const INSTALL_GXX: &str =
     "install a C++ compiler: `apt-get install g++` (or point SCOPECHECK_CXX at one)";
 
-/// How long one program may run before it is killed (the programs take well
-/// under a second; a loaded machine can stall a start for many).
+/// How long one program, or one probe of the binary (`node -e`), may run
+/// before it is killed with its process group, unless
+/// `$SCOPECHECK_CONFORM_TIMEOUT` (seconds) or `conform --timeout` says
+/// otherwise (the programs take well under a second; a loaded machine can
+/// stall a start for many).
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the compiler may take to build the addon.
+pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Cases in a row on which node did not start the program, the same way
+/// each time (timed out, or ended before the prologue with the same exit
+/// and first line of stderr), after which the run stops.
+pub const BROKEN_AFTER: u32 = 3;
+
+/// The line a program prints once its prologue has run (`runtime.js`).
+pub const START_LINE: &str = "# start";
+
+/// Whether node's output shows the prologue finished.
+fn started(stdout: &str) -> bool {
+    stdout.lines().any(|line| line == START_LINE)
+}
+
+/// The most a program may print on stdout: 64 MiB, and 256 bytes per byte
+/// of its source beyond that (a program's output grows with its trace, as
+/// its source does); past it node is killed and the run reported.
+pub fn stdout_bound(source_len: usize) -> u64 {
+    (64u64 << 20).saturating_add((source_len as u64).saturating_mul(256))
+}
+
+/// Whether node keeps starting programs: the failures in a row and how
+/// they looked, shared by the clones of a [`Harness`] (the worker threads).
+#[derive(Debug, Default)]
+pub struct Health {
+    state: Mutex<HealthState>,
+}
+
+#[derive(Debug, Default)]
+struct HealthState {
+    /// Node has started a program at least once.
+    started_once: bool,
+    /// The failure of the last run, and how many runs in a row failed so.
+    last: Option<(String, u32)>,
+    /// Set once [`BROKEN_AFTER`] runs in a row failed the same way.
+    broken: Option<String>,
+}
+
+impl Health {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HealthState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Record a run: started, or failed with `failure` (how it looked).
+    fn record(&self, node: &Path, failure: Option<String>) {
+        let mut state = self.lock();
+        let Some(failure) = failure else {
+            state.started_once = true;
+            state.last = None;
+            return;
+        };
+        let count = match &state.last {
+            Some((last, n)) if *last == failure => n + 1,
+            _ => 1,
+        };
+        if count >= BROKEN_AFTER && state.broken.is_none() {
+            state.broken = Some(format!(
+                "{} did not start the program on {count} cases in a row, each time the same way: {failure}; the run stops here (a binary that hangs or fails on every program)",
+                node.display()
+            ));
+        }
+        state.last = Some((failure, count));
+    }
+
+    /// Why the binary is taken for broken, if it is.
+    pub fn broken(&self) -> Option<String> {
+        self.lock().broken.clone()
+    }
+
+    fn started_once(&self) -> bool {
+        self.lock().started_once
+    }
+}
 
 /// Which node binary a [`Harness`] runs, and which C++ headers its addon is
 /// built against.
@@ -102,6 +189,10 @@ pub struct Harness {
     pub addon: PathBuf,
     /// Where programs are written while they run.
     pub work_dir: PathBuf,
+    /// How long one program or probe may run.
+    pub timeout: Duration,
+    /// Whether the binary keeps starting programs (shared by clones).
+    pub health: Arc<Health>,
 }
 
 /// How a node run ended, and what it printed.
@@ -213,18 +304,36 @@ fn cxx_standard(headers: &Path) -> String {
 
 /// What the binary says about itself: `(process.version,
 /// process.versions.modules)`.
-fn node_identity(node: &Path) -> Result<(String, String), ConformError> {
-    let out = Command::new(node)
-        .args([
-            "-e",
-            "process.stdout.write(process.version + ' ' + process.versions.modules)",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| ConformError::MissingTool {
+/// A probe of the binary (`node -e SCRIPT`) within `timeout`: its output,
+/// or why the binary is unusable.
+fn probe(node: &Path, script: &str, timeout: Duration) -> Result<process::Output, ConformError> {
+    let mut command = Command::new(node);
+    command.args(["-e", script]);
+    process::run(&mut command, None, &Limits::new(timeout)).map_err(|e| match e.failure {
+        Failure::Interrupted(signal) => ConformError::Stopped(format!(
+            "interrupted (signal {signal}) while probing {}",
+            node.display()
+        )),
+        Failure::Spawn(ref why) => ConformError::MissingTool {
             tool: "node".to_string(),
-            hint: format!("{} does not run ({e}); {INSTALL_NODE}", node.display()),
-        })?;
+            hint: format!("{} does not run ({why}); {INSTALL_NODE}", node.display()),
+        },
+        other => ConformError::MissingTool {
+            tool: "node".to_string(),
+            hint: format!(
+                "{} is not a working node: `node -e` (a probe of a few milliseconds): {other}; {INSTALL_NODE}",
+                node.display()
+            ),
+        },
+    })
+}
+
+fn node_identity(node: &Path, timeout: Duration) -> Result<(String, String), ConformError> {
+    let out = probe(
+        node,
+        "process.stdout.write(process.version + ' ' + process.versions.modules)",
+        timeout,
+    )?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
     match text.split_once(' ') {
         Some((version, modules)) if out.status.success() && version.starts_with('v') => {
@@ -233,10 +342,11 @@ fn node_identity(node: &Path) -> Result<(String, String), ConformError> {
         _ => Err(ConformError::MissingTool {
             tool: "node".to_string(),
             hint: format!(
-                "{} did not say its version (exit {}, stdout {text:?}, stderr {:?}); {INSTALL_NODE}",
+                "{} did not say its version (exit {}, stdout {}, stderr {}); {INSTALL_NODE}",
                 node.display(),
                 out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
+                bounded(&text),
+                bounded(String::from_utf8_lossy(&out.stderr).trim())
             ),
         }),
     }
@@ -288,6 +398,16 @@ impl Harness {
     /// headers' path and the compiler; then loaded once to learn the
     /// binary's [`Capabilities`].
     pub fn with_node(selection: &NodeSelection, dir: &Path) -> Result<Harness, ConformError> {
+        let timeout = process::timeout_from_env("SCOPECHECK_CONFORM_TIMEOUT", RUN_TIMEOUT);
+        Harness::with_node_within(selection, dir, timeout)
+    }
+
+    /// [`Harness::with_node`] with `timeout` for each probe and program.
+    pub fn with_node_within(
+        selection: &NodeSelection,
+        dir: &Path,
+        timeout: Duration,
+    ) -> Result<Harness, ConformError> {
         let node = match &selection.node {
             Some(p) if p.is_file() => p.clone(),
             Some(p) => {
@@ -299,7 +419,7 @@ impl Harness {
             None => tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?,
         };
         let cxx = tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)?;
-        let (node_version, modules) = node_identity(&node)?;
+        let (node_version, modules) = node_identity(&node, timeout)?;
         let headers = header_dir(&node, selection.headers.as_deref())?;
         check_headers(&headers, &node, &node_version, &modules)?;
         let build_dir = dir.join(&node_version);
@@ -321,7 +441,7 @@ impl Harness {
         if !napi.is_file() {
             build_addon(&cxx, &std, &headers, &build_dir, NAPI_CC, &napi)?;
         }
-        let capabilities = probe_addon(&node, &addon)?;
+        let capabilities = probe_addon(&node, &addon, timeout)?;
         let work_dir = dir.join("runs");
         std::fs::create_dir_all(&work_dir)
             .map_err(|e| io_err(&format!("create {}", work_dir.display()), e))?;
@@ -332,7 +452,18 @@ impl Harness {
             capabilities,
             addon,
             work_dir,
+            timeout,
+            health: Arc::new(Health::default()),
         })
+    }
+
+    /// Why no more programs should run: SIGINT or SIGTERM came
+    /// ([`crate::interrupt`]), or the binary is broken ([`Health`]).
+    pub fn stop_reason(&self) -> Option<String> {
+        if let Some(signal) = crate::interrupt::requested() {
+            return Some(format!("interrupted (signal {signal})"));
+        }
+        self.health.broken()
     }
 
     /// One line naming the binary, its version, the headers and what the
@@ -390,6 +521,9 @@ impl Harness {
         module: bool,
         keep: Option<&Path>,
     ) -> Result<NodeRun, ConformError> {
+        if let Some(why) = self.stop_reason() {
+            return Err(ConformError::Stopped(why));
+        }
         let ext = if module { "mjs" } else { "js" };
         let path = match keep {
             Some(dir) => {
@@ -405,94 +539,111 @@ impl Harness {
         };
         std::fs::write(&path, source)
             .map_err(|e| io_err(&format!("write {}", path.display()), e))?;
-        let mut result = self.run_file(&path, args);
+        let bound = stdout_bound(source.len());
+        let mut result = self.run_file(&path, args, bound);
         // A start that timed out before the prologue finished says nothing
-        // about the trace (a stalled machine): try once more.
-        if matches!(&result, Ok(r) if r.timed_out && !r.stdout.contains("{\"k\":\"start\"}")) {
-            result = self.run_file(&path, args);
+        // about the trace (a stalled machine) once the binary has been
+        // seen to start programs: try once more.
+        if matches!(&result, Ok(r) if r.timed_out && !started(&r.stdout))
+            && self.health.started_once()
+        {
+            result = self.run_file(&path, args, bound);
         }
         if keep.is_none() {
             let _ = std::fs::remove_file(&path);
         }
+        if !matches!(&result, Err(ConformError::Stopped(_))) {
+            self.health
+                .record(&self.node, not_started(&result, self.timeout));
+        }
         result
     }
 
-    fn run_file(&self, path: &Path, args: &[String]) -> Result<NodeRun, ConformError> {
+    fn run_file(&self, path: &Path, args: &[String], bound: u64) -> Result<NodeRun, ConformError> {
         let mut command = Command::new(&self.node);
         // A deep trace nests as deep calls in node: a large stack.
         super::stack::NodeStack::get().apply(&mut command);
-        let mut child = command
+        command
             .arg("--no-deprecation")
             .arg("--expose-internals")
             .args(args)
-            .arg(path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| io_err(&format!("spawn {}", self.node.display()), e))?;
-        let mut out = child.stdout.take();
-        let mut err = child.stderr.take();
-        let out_thread = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(o) = out.as_mut() {
-                let _ = o.read_to_end(&mut buf);
-            }
-            buf
-        });
-        let err_thread = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(e) = err.as_mut() {
-                let _ = e.read_to_end(&mut buf);
-            }
-            buf
-        });
-        let start = Instant::now();
-        let mut timed_out = false;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) => {
-                    if start.elapsed() > RUN_TIMEOUT {
-                        timed_out = true;
-                        let _ = child.kill();
-                        match child.wait() {
-                            Ok(status) => break status,
-                            Err(e) => return Err(io_err("wait for node", e)),
-                        }
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(e) => return Err(io_err("wait for node", e)),
-            }
+            .arg(path);
+        let limits = Limits {
+            max_stdout: bound,
+            ..Limits::new(self.timeout)
         };
-        let stdout = out_thread.join().unwrap_or_default();
-        let stderr = err_thread.join().unwrap_or_default();
-        #[cfg(unix)]
-        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-        #[cfg(not(unix))]
-        let signal = None;
-        Ok(NodeRun {
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-            code: status.code(),
-            signal,
-            timed_out,
-        })
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match process::run(&mut command, None, &limits) {
+            Ok(out) => {
+                #[cfg(unix)]
+                let signal = std::os::unix::process::ExitStatusExt::signal(&out.status);
+                #[cfg(not(unix))]
+                let signal = None;
+                Ok(NodeRun {
+                    stdout: text(&out.stdout),
+                    stderr: text(&out.stderr),
+                    code: out.status.code(),
+                    signal,
+                    timed_out: false,
+                })
+            }
+            Err(e) => match e.failure {
+                // A program that runs too long is an observation (its death).
+                Failure::TimedOut(_) => Ok(NodeRun {
+                    stdout: text(&e.stdout),
+                    stderr: text(&e.stderr),
+                    code: None,
+                    signal: Some(9),
+                    timed_out: true,
+                }),
+                Failure::Interrupted(signal) => Err(ConformError::Stopped(format!(
+                    "interrupted (signal {signal})"
+                ))),
+                Failure::Spawn(why) => Err(io_err(&format!("spawn {}", self.node.display()), why)),
+                // Said without the program's path, so that the same failure
+                // on every case reads the same ([`Health`]).
+                other => Err(ConformError::Node(format!(
+                    "{} running a program: {other}",
+                    self.node.display()
+                ))),
+            },
+        }
     }
 }
 
+/// How a run looked if node did not start the program (for [`Health`]):
+/// `None` when it did, or when the run says nothing about the binary.
+fn not_started(result: &Result<NodeRun, ConformError>, timeout: Duration) -> Option<String> {
+    match result {
+        Ok(r) if started(&r.stdout) => None,
+        Ok(r) if r.timed_out => Some(format!(
+            "it ran past the time limit of {} s before the program's prologue finished (killed with its process group)",
+            timeout.as_secs_f64()
+        )),
+        Ok(r) => Some(format!(
+            "it ended (exit {:?}, signal {:?}) before the program's prologue finished; stderr: {}",
+            r.code,
+            r.signal,
+            bounded(r.stderr.lines().next().unwrap_or("").trim())
+        )),
+        Err(ConformError::Node(why)) => Some(why.clone()),
+        Err(_) => None,
+    }
+}
+
+/// `text` quoted, cut after 200 characters (with how many more there were):
+/// what a message shows of a binary's output.
+fn bounded(text: &str) -> String {
+    model::vocab::trace::quote_at_most(text, 200)
+}
+
 /// Load the addon once and read what it was compiled with.
-fn probe_addon(node: &Path, addon: &Path) -> Result<Capabilities, ConformError> {
+fn probe_addon(node: &Path, addon: &Path, timeout: Duration) -> Result<Capabilities, ConformError> {
     let script = format!(
         "const a = require({}); const major = +process.versions.node.split('.')[0]; process.stdout.write(JSON.stringify({{ global: a.hasGlobalCallbackScope === true, major, frame: major >= 24 && !process.execArgv.includes('--no-async-context-frame') }}))",
         serde_json::to_string(&addon.to_string_lossy()).unwrap_or_default()
     );
-    let out = Command::new(node)
-        .args(["-e", &script])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| io_err(&format!("spawn {}", node.display()), e))?;
+    let out = probe(node, &script, timeout)?;
     let text = String::from_utf8_lossy(&out.stdout);
     match serde_json::from_str::<serde_json::Value>(text.trim()) {
         Ok(v) if out.status.success() => Ok(Capabilities {
@@ -510,7 +661,7 @@ fn probe_addon(node: &Path, addon: &Path) -> Result<Capabilities, ConformError> 
             node.display(),
             addon.display(),
             out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
+            bounded(String::from_utf8_lossy(&out.stderr).trim())
         ))),
     }
 }
@@ -527,18 +678,28 @@ fn build_addon(
     let source = dir.join(format!("addon-{}-{n}.cc", std::process::id()));
     let tmp = dir.join(format!("addon-{}-{n}.node.tmp", std::process::id()));
     std::fs::write(&source, code).map_err(|e| io_err(&format!("write {}", source.display()), e))?;
-    let output = Command::new(cxx)
+    let mut command = Command::new(cxx);
+    command
         .args(["-shared", "-fPIC", std, "-O1", "-w"])
         .arg(format!("-I{}", headers.display()))
         .arg("-DNODE_GYP_MODULE_NAME=scopecheck_conform")
         .arg(&source)
         .arg("-o")
-        .arg(&tmp)
-        .output();
+        .arg(&tmp);
+    let output = process::run(&mut command, None, &Limits::new(COMPILE_TIMEOUT));
     let _ = std::fs::remove_file(&source);
-    let output = output.map_err(|e| ConformError::MissingTool {
-        tool: "g++".to_string(),
-        hint: format!("{} does not run ({e}); {INSTALL_GXX}", cxx.display()),
+    let output = output.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        match e.failure {
+            Failure::Spawn(why) => ConformError::MissingTool {
+                tool: "g++".to_string(),
+                hint: format!("{} does not run ({why}); {INSTALL_GXX}", cxx.display()),
+            },
+            Failure::Interrupted(signal) => ConformError::Stopped(format!(
+                "interrupted (signal {signal}) while building the addon"
+            )),
+            other => ConformError::Build(format!("{}: {other}", cxx.display())),
+        }
     })?;
     if !output.status.success() {
         let _ = std::fs::remove_file(&tmp);

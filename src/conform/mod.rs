@@ -71,6 +71,9 @@ pub enum ConformError {
     Unsupported(Unsupported),
     /// Node's output could not be read (the program did not start, ...).
     Node(String),
+    /// The run stopped before this trace ran: SIGINT or SIGTERM, or a
+    /// binary that does not start programs ([`Harness::stop_reason`]).
+    Stopped(String),
 }
 
 impl fmt::Display for ConformError {
@@ -87,6 +90,7 @@ impl fmt::Display for ConformError {
             }
             ConformError::Unsupported(u) => write!(f, "{u}"),
             ConformError::Node(e) => write!(f, "node: {e}"),
+            ConformError::Stopped(why) => write!(f, "stopped: {why}"),
         }
     }
 }
@@ -544,6 +548,8 @@ impl Harness {
                     scope.spawn(move || {
                         chunk
                             .iter()
+                            // An interrupt or a broken binary: no more cases.
+                            .take_while(|_| self.stop_reason().is_none())
                             .map(|(case, ops)| {
                                 let dir = keep.map(|k| k.join(format!("case-{case:04}")));
                                 let verdict = self.conform_trace(ops, dir.as_deref());
@@ -563,6 +569,10 @@ impl Harness {
             }
         });
         results.sort_by_key(|r| r.0);
+        summary.stopped = self.stop_reason();
+        // A case cut short by the stop is not a result.
+        results.retain(|r| !matches!(r.2, Err(ConformError::Stopped(_))));
+        summary.run = results.len();
         for (case, ops, verdict) in results {
             match verdict {
                 Ok(v) => {
@@ -697,6 +707,11 @@ pub struct CaseMismatch {
 pub struct Summary {
     /// Cases asked for.
     pub cases: usize,
+    /// Cases run: all of them, unless the run stopped early.
+    pub run: usize,
+    /// Why the run stopped before its last case (an interrupt, a binary
+    /// that does not start programs), if it did.
+    pub stopped: Option<String>,
     /// The seed.
     pub seed: u64,
     /// Cases where the two sides agree.
@@ -752,10 +767,17 @@ impl fmt::Display for Summary {
             .iter()
             .filter(|m| m.unexplained.is_none())
             .count();
+        if let Some(why) = &self.stopped {
+            writeln!(
+                f,
+                "STOPPED after {} of {} cases: {why}; the figures are of the cases run",
+                self.run, self.cases
+            )?;
+        }
         writeln!(
             f,
             "conformance: {} cases (seed {}): {} equal, {} mismatches ({} documented, {} new), {} errors",
-            self.cases,
+            self.run,
             self.seed,
             self.equal,
             self.mismatches.len(),
@@ -832,6 +854,7 @@ pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
         Ok(h) => h.conform_random(cases, seed, keep),
         Err(e) => Summary {
             cases,
+            run: cases,
             seed,
             errors: (0..cases).map(|c| (c, e.to_string())).collect(),
             ..Summary::default()

@@ -3,7 +3,7 @@
 //! trace parser and an [`Observation`] reader, Node's ids renamed to the
 //! model's in one place (`Renamer`); and how the process ended.
 
-use super::harness::NodeRun;
+use super::harness::{NodeRun, START_LINE};
 use model::vocab::{
     AlsId, AsyncId, FailedCheck, HookEvent, HookId, Observation, Op, ResourceId, ResourceView,
     StoreValue,
@@ -349,7 +349,7 @@ pub fn read(run: &NodeRun) -> NodeOutput {
     let mut in_loop = false;
     for &line in &lines {
         match line {
-            "# start" => {
+            l if l == START_LINE => {
                 out.started = true;
                 continue;
             }

@@ -6,10 +6,13 @@
 //! of them.
 //!
 //! Without a working default binary (node with its headers, and g++) every
-//! test fails, saying what to install. Without Node 26 the tests run on the
-//! others and say so on stderr (uncaptured, so `cargo test` shows it); they
-//! do not download anything themselves. A `$SCOPECHECK_NODE26` that is not
-//! a Node 26 binary fails them.
+//! test fails, saying what to install. Without Node 26 in either place the
+//! tests install the pinned one once ([`scopecheck::node26`]: npm fetches
+//! the package, checked against its sha512); if that fails, they fail saying
+//! what to install. Only `SCOPECHECK_NODE26=skip` leaves Node 26 out, and
+//! each test process then says `SKIPPED` on stderr (uncaptured, so
+//! `cargo test` shows it). A `$SCOPECHECK_NODE26` that is not a Node 26
+//! binary fails them.
 
 use scopecheck::conform::{ConformError, Harness, NodeSelection};
 use std::io::Write;
@@ -19,21 +22,6 @@ use std::sync::OnceLock;
 /// Where the tests build the addon and write programs.
 pub fn build_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("conform")
-}
-
-/// Where scripts/install-node.sh puts its pinned node: the `VERSION=` of
-/// the script, under `$SCOPECHECK_NODE_DIR` or the checkout's `.node/`.
-pub fn installed_node26() -> PathBuf {
-    let script = include_str!("../../scripts/install-node.sh");
-    let version = script
-        .lines()
-        .find_map(|l| l.strip_prefix("VERSION="))
-        .map(str::trim)
-        .unwrap_or("?");
-    let base = std::env::var_os("SCOPECHECK_NODE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".node"));
-    base.join(version).join("bin/node")
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -71,13 +59,9 @@ fn find() -> Result<Vec<Harness>, String> {
             }
         }
     }
-    let node26 = match std::env::var_os("SCOPECHECK_NODE26") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => Some(installed_node26()).filter(|p| p.is_file()),
-    };
-    match node26 {
-        Some(node) if found.iter().any(|h| same(&h.node, &node)) => {}
-        Some(node) => {
+    match scopecheck::node26::find_or_install() {
+        Ok(node) if found.iter().any(|h| same(&h.node, &node)) => {}
+        Ok(node) => {
             let h = with_node(&node).map_err(|e| format!("Node 26 ({}): {e}", node.display()))?;
             if !h.node_version.starts_with("v26.") {
                 return Err(format!(
@@ -88,15 +72,18 @@ fn find() -> Result<Vec<Harness>, String> {
             }
             found.push(h);
         }
-        None => note(format!(
-            "no Node 26 binary: the tests run on {} only (set SCOPECHECK_NODE26, or run scripts/install-node.sh, which installs {})",
+        Err(scopecheck::node26::Missing::Skipped) => note(format!(
+            "SKIPPED on Node 26: SCOPECHECK_NODE26=skip; the tests run on {} only (without it they install Node {} with scripts/install-node.sh)",
             found
                 .iter()
                 .map(|h| h.node_version.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-            installed_node26().display()
+            scopecheck::node26::pinned_version()
         )),
+        Err(scopecheck::node26::Missing::Failed(why)) => {
+            return Err(format!("the Node 26 conformance tests cannot run: {why}"))
+        }
     }
     Ok(found)
 }

@@ -34,8 +34,17 @@
 //!   stands alone for a hook without callbacks.
 //! * An `emit-init` type name is a token of `[A-Za-z0-9_.-]`.
 //!
+//! * A trace is UTF-8 text; a line is at most [`MAX_LINE_BYTES`] bytes.
+//!
 //! Every error names the 1-based line and the 1-based column (in characters)
-//! of the offending token, or of the end of the line when a token is missing.
+//! of the offending token, or of the end of the line when a token is missing
+//! (of the first byte that is not UTF-8, or the first past the longest
+//! line), and quotes at most [`QUOTE_CHARS`] characters of the input.
+//!
+//! [`Reader`] reads a trace step by step from any [`std::io::BufRead`],
+//! holding one line and one step at a time: a tool that runs a trace as
+//! it reads it needs memory for what the model holds, not for the trace.
+//! [`parse`] reads a whole text with it.
 //!
 //! Expectations are checked with [`Step::check`]: an op's observations (their
 //! `Display` text, in order) must equal its `=>` lines. `scopecheck run`,
@@ -190,58 +199,226 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// The lines of `text`: split at `\n`, `\r\n` and a lone `\r` (a file
-/// saved with old Mac line endings), without their line breaks.
-fn split_lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
-    std::iter::from_fn(move || {
-        let current = rest?;
-        match current.find(['\n', '\r']) {
-            None => {
-                rest = None;
-                // Like `str::lines`: no empty last line after a final break.
-                (!current.is_empty()).then_some(current)
-            }
-            Some(pos) => {
-                let after = if current[pos..].starts_with("\r\n") {
-                    pos + 2
-                } else {
-                    pos + 1
-                };
-                rest = Some(&current[after..]);
-                Some(&current[..pos])
+/// The longest line a trace may have, in bytes (its line break not
+/// counted): a longer one is an error at its line, not a line held whole.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The most characters of the input an error message quotes.
+pub const QUOTE_CHARS: usize = 40;
+
+/// `text` as an error message quotes it: in double quotes with Rust's
+/// escapes, cut after [`QUOTE_CHARS`] characters with how many more there
+/// were, so that a 50 MB token makes a short message.
+pub fn quote(text: &str) -> String {
+    quote_at_most(text, QUOTE_CHARS)
+}
+
+/// [`quote`], cut after `max` characters.
+pub fn quote_at_most(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!(
+            "{:?}... ({} more characters)",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+    }
+}
+
+/// A trace read step by step: an iterator of [`Step`]s, each yielded once
+/// the line after its `=>` lines is read, then at most one [`ParseError`]
+/// (reading stops there). Lines end with `\n`, `\r\n` or a lone `\r`; a
+/// leading byte-order mark is skipped; a line of invalid UTF-8, or longer
+/// than [`MAX_LINE_BYTES`], is an error at its line and column, as is an
+/// input error (`line` then names the line being read).
+pub struct Reader<R> {
+    input: R,
+    /// The number of the last line handed out.
+    line: usize,
+    /// Lines split off the last chunk read (a chunk with lone `\r`s).
+    lines: std::collections::VecDeque<String>,
+    /// The step whose `=>` lines are being read.
+    current: Option<Step>,
+    /// Reading stopped (an error, or the end).
+    done: bool,
+    buf: Vec<u8>,
+    /// The start of a line cut off by the chunk limit (after a `\r`).
+    carry: Vec<u8>,
+    /// The last chunk ended at a `\r`: a `\n` next belongs to it.
+    after_cr: bool,
+}
+
+impl<R: std::io::BufRead> Reader<R> {
+    /// Read the trace in `input`.
+    pub fn new(input: R) -> Self {
+        Reader {
+            input,
+            line: 0,
+            lines: std::collections::VecDeque::new(),
+            current: None,
+            done: false,
+            buf: Vec::new(),
+            carry: Vec::new(),
+            after_cr: false,
+        }
+    }
+
+    /// The next line and its number; `None` at the end of the input.
+    fn next_line(&mut self) -> Option<Result<(usize, String), ParseError>> {
+        if self.lines.is_empty() {
+            if let Err(e) = self.read_chunk()? {
+                return Some(Err(e));
             }
         }
-    })
+        let text = self.lines.pop_front()?;
+        self.line += 1;
+        Some(Ok((self.line, text)))
+    }
+
+    /// Read up to the next `\n` (at most [`MAX_LINE_BYTES`] and a little
+    /// more; then up to the last `\r` in it, the rest kept for the next
+    /// chunk) and split it into lines. `None` at the end of the input.
+    fn read_chunk(&mut self) -> Option<Result<(), ParseError>> {
+        use std::io::BufRead;
+        let first = self.line + 1;
+        let too_long = |line: usize, column: usize| ParseError {
+            line,
+            column,
+            message: format!(
+                "the line is longer than {MAX_LINE_BYTES} bytes, the most a trace line may have"
+            ),
+        };
+        self.buf.clear();
+        self.buf.append(&mut self.carry);
+        let limit = (MAX_LINE_BYTES as u64 + 2).saturating_sub(self.buf.len() as u64);
+        let read = <&mut R as std::io::Read>::take(&mut self.input, limit)
+            .read_until(b'\n', &mut self.buf);
+        let n = match read {
+            Ok(n) => n as u64,
+            Err(e) => {
+                return Some(Err(ParseError {
+                    line: first,
+                    column: 1,
+                    message: format!("cannot read the trace: {e}"),
+                }))
+            }
+        };
+        // A `\n` right after a chunk that ended at a `\r`: its `\r\n`.
+        if std::mem::take(&mut self.after_cr) && self.buf.first() == Some(&b'\n') {
+            self.buf.remove(0);
+            if self.buf.is_empty() {
+                return self.read_chunk();
+            }
+        }
+        if self.buf.is_empty() {
+            return None;
+        }
+        let mut chunk: &[u8] = &self.buf;
+        if let Some(rest) = chunk.strip_suffix(b"\n") {
+            chunk = rest.strip_suffix(b"\r").unwrap_or(rest);
+        } else if n >= limit {
+            // The limit, and no line break: up to the last `\r`, or too long.
+            match chunk.iter().rposition(|b| *b == b'\r') {
+                Some(p) => {
+                    self.carry = chunk[p + 1..].to_vec();
+                    self.after_cr = self.carry.is_empty();
+                    chunk = &chunk[..p];
+                }
+                None => {
+                    let column = String::from_utf8_lossy(&chunk[..MAX_LINE_BYTES.min(chunk.len())])
+                        .chars()
+                        .count();
+                    return Some(Err(too_long(first, column + 1)));
+                }
+            }
+        }
+        if first == 1 {
+            chunk = chunk.strip_prefix("\u{feff}".as_bytes()).unwrap_or(chunk);
+        }
+        let text = match std::str::from_utf8(chunk) {
+            Ok(t) => t,
+            Err(e) => {
+                let valid = &chunk[..e.valid_up_to()];
+                // Lone `\r`s before it end lines of their own.
+                let breaks = valid.iter().filter(|b| **b == b'\r').count();
+                let start = valid.iter().rposition(|b| *b == b'\r').map_or(0, |p| p + 1);
+                let column = String::from_utf8_lossy(&valid[start..]).chars().count() + 1;
+                return Some(Err(ParseError {
+                    line: first + breaks,
+                    column,
+                    message: format!(
+                        "invalid UTF-8 (byte 0x{:02X}); a trace is UTF-8 text",
+                        chunk[e.valid_up_to()]
+                    ),
+                }));
+            }
+        };
+        for (k, part) in text.split('\r').enumerate() {
+            if part.len() > MAX_LINE_BYTES {
+                let cut = (0..=MAX_LINE_BYTES)
+                    .rev()
+                    .find(|i| part.is_char_boundary(*i))
+                    .unwrap_or(0);
+                return Some(Err(too_long(first + k, part[..cut].chars().count() + 1)));
+            }
+        }
+        self.lines.extend(text.split('\r').map(str::to_string));
+        Some(Ok(()))
+    }
+
+    fn fail(&mut self, e: ParseError) -> Option<Result<Step, ParseError>> {
+        self.done = true;
+        Some(Err(e))
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for Reader<R> {
+    type Item = Result<Step, ParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let (line, raw) = match self.next_line() {
+                None => {
+                    self.done = true;
+                    return self.current.take().map(Ok);
+                }
+                Some(Err(e)) => return self.fail(e),
+                Some(Ok(l)) => l,
+            };
+            match classify(line, &raw) {
+                Err(e) => return self.fail(e),
+                Ok(Line::Blank) => {}
+                Ok(Line::Expectation { column, text }) => match self.current.as_mut() {
+                    Some(step) => step.expected.push(text.to_string()),
+                    None => {
+                        return self.fail(ParseError {
+                            line,
+                            column,
+                            message: "expectation \"=>\" before any op; an expectation belongs to the op above it"
+                                .to_string(),
+                        })
+                    }
+                },
+                Ok(Line::Op(op)) => {
+                    let step = Step {
+                        line,
+                        op,
+                        expected: Vec::new(),
+                    };
+                    if let Some(done) = self.current.replace(step) {
+                        return Some(Ok(done));
+                    }
+                }
+            }
+        }
+        None
+    }
 }
 
 /// Parse a trace. Never panics; the empty text is the empty trace. A
 /// leading byte-order mark is skipped.
 pub fn parse(text: &str) -> Result<Trace, ParseError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut steps: Vec<Step> = Vec::new();
-    for (index, raw) in split_lines(text).enumerate() {
-        let line = index + 1;
-        match classify(line, raw)? {
-            Line::Blank => {}
-            Line::Expectation { column, text } => match steps.last_mut() {
-                Some(step) => step.expected.push(text.to_string()),
-                None => {
-                    return Err(ParseError {
-                        line,
-                        column,
-                        message: "expectation \"=>\" before any op; an expectation belongs to the op above it"
-                            .to_string(),
-                    })
-                }
-            },
-            Line::Op(op) => steps.push(Step {
-                line,
-                op,
-                expected: Vec::new(),
-            }),
-        }
-    }
+    let steps = Reader::new(text.as_bytes()).collect::<Result<Vec<_>, _>>()?;
     Ok(Trace { steps })
 }
 
@@ -429,7 +606,10 @@ impl<'a> Tokens<'a> {
     }
 
     fn unexpected(&self, t: Token<'_>, what: &str) -> ParseError {
-        self.error(t.column, format!("expected {what}, found {:?}", t.text))
+        self.error(
+            t.column,
+            format!("expected {what}, found {}", quote(t.text)),
+        )
     }
 
     /// An integer id; `what` names its role.
@@ -443,8 +623,8 @@ impl<'a> Tokens<'a> {
             self.error(
                 t.column,
                 format!(
-                    "{what}: {:?} is out of range (from {} to {})",
-                    t.text,
+                    "{what}: {} is out of range (from {} to {})",
+                    quote(t.text),
                     i64::MIN,
                     i64::MAX
                 ),
@@ -462,8 +642,8 @@ impl<'a> Tokens<'a> {
             self.error(
                 t.column,
                 format!(
-                    "{what}: {:?} is out of range (the number is at most {})",
-                    t.text,
+                    "{what}: {} is out of range (the number is at most {})",
+                    quote(t.text),
                     u32::MAX
                 ),
             )
@@ -497,9 +677,12 @@ impl<'a> Tokens<'a> {
         if t.text.is_empty() || !t.text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(self.unexpected(t, WHAT));
         }
-        t.text
-            .parse::<StoreValue>()
-            .map_err(|_| self.error(t.column, format!("{WHAT}: {:?} is out of range", t.text)))
+        t.text.parse::<StoreValue>().map_err(|_| {
+            self.error(
+                t.column,
+                format!("{WHAT}: {} is out of range", quote(t.text)),
+            )
+        })
     }
 
     fn hook(&mut self) -> Result<HookId, ParseError> {
@@ -530,8 +713,8 @@ impl<'a> Tokens<'a> {
                 Err(self.error(
                     t.column,
                     format!(
-                        "unexpected {:?} after {kind}; expected end of line{hint}",
-                        t.text
+                        "unexpected {} after {kind}; expected end of line{hint}",
+                        quote(t.text)
                     ),
                 ))
             }
@@ -667,7 +850,8 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
             return Err(t.error(
                 head.column,
                 format!(
-                    "unknown op {kind:?}; expected one of {}",
+                    "unknown op {}; expected one of {}",
+                    quote(kind),
                     OP_KINDS.join(", ")
                 ),
             ))
@@ -705,7 +889,7 @@ fn parse_open_scope(t: &mut Tokens<'_>, kind: &str) -> Result<Op, ParseError> {
             _ => return Err(t.unexpected(tok, "a flag (skip-hooks, skip-queues) or end of line")),
         };
         if *slot {
-            return Err(t.error(tok.column, format!("flag {:?} given twice", tok.text)));
+            return Err(t.error(tok.column, format!("flag {} given twice", quote(tok.text))));
         }
         *slot = true;
     }
@@ -749,11 +933,69 @@ fn parse_create_hook(t: &mut Tokens<'_>) -> Result<Op, ParseError> {
             _ => return Err(t.unexpected(cb, &format!("a callback ({CALLBACKS}) or end of line"))),
         };
         if *slot {
-            return Err(t.error(cb.column, format!("callback {:?} given twice", cb.text)));
+            return Err(t.error(
+                cb.column,
+                format!("callback {} given twice", quote(cb.text)),
+            ));
         }
         *slot = true;
         is_first = false;
         tok = t.advance();
     }
     Ok(Op::CreateHook { hook, callbacks })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(bytes: &[u8]) -> Result<Vec<(usize, String)>, ParseError> {
+        Reader::new(bytes)
+            .map(|s| s.map(|s| (s.line, s.op.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn lone_carriage_returns_past_the_chunk_limit_keep_their_lines() {
+        // Old Mac line ends: no `\n` at all, more than a chunk's worth.
+        let n = MAX_LINE_BYTES / "execution-async-id\r".len() * 3;
+        let text = "execution-async-id\r".repeat(n);
+        let lines = lines_of(text.as_bytes()).expect("it parses");
+        assert_eq!(lines.len(), n);
+        assert!(lines.iter().enumerate().all(|(i, (l, _))| *l == i + 1));
+        // `\r\n` cut between two chunks is one line break.
+        let mut text = "execution-async-id\r".repeat(MAX_LINE_BYTES / 19 + 1);
+        text.push_str("\nnew-async-id\n");
+        let lines = lines_of(text.as_bytes()).expect("it parses");
+        assert_eq!(
+            lines.last().map(|(_, op)| op.as_str()),
+            Some("new-async-id")
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_and_long_lines_are_errors_at_their_place() {
+        let e = lines_of(b"execution-async-id\nclose \xff\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 7), "{e}");
+        assert!(e.message.contains("invalid UTF-8 (byte 0xFF)"), "{e}");
+        let e = lines_of(b"stop\rexecution-async-id\r\xc3(\n").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 1), "{e}");
+        let long = format!("stop\n{}\n", "x".repeat(MAX_LINE_BYTES + 10));
+        let e = lines_of(long.as_bytes()).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("longer than"), "{e}");
+    }
+
+    #[test]
+    fn errors_quote_a_bounded_prefix() {
+        let token = "y".repeat(1_000_000);
+        let e = parse(&format!("close {token}\n")).unwrap_err();
+        assert!(e.message.len() < 300, "{} bytes", e.message.len());
+        assert!(
+            e.message.contains("999960 more characters"),
+            "{}",
+            e.message
+        );
+        assert_eq!(quote("ab"), "\"ab\"");
+    }
 }
