@@ -23,7 +23,7 @@ use model::env::microtasks::RunningMicrotask;
 use model::env::Frame;
 use model::vocab::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    ResourceId, Runtime, ScopeFlags, ScopeKind,
+    OpKind, ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
 use rand::{Rng, SeedableRng};
@@ -46,237 +46,86 @@ pub fn case_rng(seed: u64, case: u64) -> ChaCha8Rng {
     rng
 }
 
-/// The kinds of op a case chooses from. `End*` kinds end the innermost frame
-/// of their sort.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    /// `no-force-async-hooks-checks` (first op only).
-    NoForce,
-    /// `callback-scope`.
-    CallbackScope,
-    /// `make-callback`.
-    MakeCallback,
-    /// `close`.
-    Close,
-    /// `close threw`.
-    CloseThrew,
-    /// `reset-global`.
-    ResetGlobal,
-    /// `create-hook`.
-    CreateHook,
-    /// `enable-hook`.
-    EnableHook,
-    /// `disable-hook`.
-    DisableHook,
-    /// `emit-init`.
-    EmitInit,
-    /// `emit-before`.
-    EmitBefore,
-    /// `emit-after`.
-    EmitAfter,
-    /// `emit-destroy`.
-    EmitDestroy,
-    /// `run-in-async-scope`.
-    RunInAsyncScope,
-    /// `end-run-in-async-scope`.
-    EndRunInAsyncScope,
-    /// `default-trigger-scope`.
-    DefaultTriggerScope,
-    /// `end-default-trigger-scope`.
-    EndDefaultTriggerScope,
-    /// `next-tick`.
-    NextTick,
-    /// `tick-callback`.
-    TickCallback,
-    /// `execution-async-id`.
-    ExecutionAsyncId,
-    /// `trigger-async-id`.
-    TriggerAsyncId,
-    /// `execution-async-resource`.
-    ExecutionAsyncResource,
-    /// `default-trigger-async-id`.
-    DefaultTriggerAsyncId,
-    /// `new-async-id`.
-    NewAsyncId,
-    /// `uncaught-exception`.
-    UncaughtException,
-    /// `clear-async-id-stack`.
-    ClearAsyncIdStack,
-    /// `stop`.
-    Stop,
-    /// `entry-module` (before the program's first op).
-    EntryModule,
-    /// `close-outer K`: `napi_close_callback_scope` on an outer scope.
-    CloseOuter,
-    /// `als-run A V` (26 profile).
-    AlsRun,
-    /// `als-exit A` (26 profile).
-    AlsExit,
-    /// `end-als-run`.
-    EndAlsRun,
-    /// `als-enter-with A V` (26 profile).
-    AlsEnterWith,
-    /// `als-get-store A` (26 profile).
-    AlsGetStore,
-    /// `async-resource R` (26 profile).
-    AsyncResource,
-    /// `next-tick-body`: a tick whose callback runs ops.
-    NextTickBody,
-    /// `end-tick`: the innermost tick callback returns.
-    EndTick,
-    /// `queue-microtask`.
-    QueueMicrotask,
-    /// `promise-then`.
-    PromiseThen,
-    /// `promise-reject`.
-    PromiseReject,
-    /// `queue-microtask-body`: a microtask whose callback runs ops.
-    QueueMicrotaskBody,
-    /// `promise-then-body`: a reaction whose callback runs ops.
-    PromiseThenBody,
-    /// `end-microtask`: the innermost microtask callback returns.
-    EndMicrotask,
-}
-
-/// Number of [`Kind`]s.
-pub const KINDS: usize = 43;
-
 /// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
 pub const STORAGES: u32 = 2;
 /// Store values the generators use: 1..=3.
 pub const STORE_VALUES: u32 = 3;
 
-impl Kind {
-    /// Every kind, in declaration order (`Kind::ALL[k as usize] == k`).
-    pub const ALL: [Kind; KINDS] = [
-        Kind::NoForce,
-        Kind::CallbackScope,
-        Kind::MakeCallback,
-        Kind::Close,
-        Kind::CloseThrew,
-        Kind::ResetGlobal,
-        Kind::CreateHook,
-        Kind::EnableHook,
-        Kind::DisableHook,
-        Kind::EmitInit,
-        Kind::EmitBefore,
-        Kind::EmitAfter,
-        Kind::EmitDestroy,
-        Kind::RunInAsyncScope,
-        Kind::EndRunInAsyncScope,
-        Kind::DefaultTriggerScope,
-        Kind::EndDefaultTriggerScope,
-        Kind::NextTick,
-        Kind::TickCallback,
-        Kind::ExecutionAsyncId,
-        Kind::TriggerAsyncId,
-        Kind::ExecutionAsyncResource,
-        Kind::DefaultTriggerAsyncId,
-        Kind::NewAsyncId,
-        Kind::UncaughtException,
-        Kind::ClearAsyncIdStack,
-        Kind::Stop,
-        Kind::EntryModule,
-        Kind::CloseOuter,
-        Kind::AlsRun,
-        Kind::AlsExit,
-        Kind::EndAlsRun,
-        Kind::AlsEnterWith,
-        Kind::AlsGetStore,
-        Kind::AsyncResource,
-        Kind::NextTickBody,
-        Kind::EndTick,
-        Kind::QueueMicrotask,
-        Kind::PromiseThen,
-        Kind::PromiseReject,
-        Kind::QueueMicrotaskBody,
-        Kind::PromiseThenBody,
-        Kind::EndMicrotask,
-    ];
+/// What a kind does to the depth a case builds up to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Opens a frame or pushes a context: favoured while a case builds up
+    /// to its target depth.
+    Deepens,
+    /// Ends a frame, pops a context or ends the process: held back while a
+    /// case builds up to its target depth.
+    Unwinds,
+    /// Ends a JS frame, a tick's or a microtask's callback: unwinds, and is
+    /// kept in every phase (a case whose frames cannot end cannot do much
+    /// else once one is open).
+    EndsJs,
+    /// Neither.
+    Other,
+}
 
-    /// The base weight of the kind in a uniform mix. Tuned by measuring the
-    /// share of cases that reach each situation of `src/coverage.rs` (the
-    /// JS frame ends and `emit-after` high, so that a `runInAsyncScope`
-    /// often ends with only lazy scopes left; `execution-async-resource`
-    /// low, since one call makes every later scope eager;
-    /// `no-force-async-hooks-checks` high, since cases without the checks
-    /// live longer): `docs/performance.md`, "Reach".
-    const fn base_weight(self) -> u32 {
-        match self {
-            Kind::NoForce => 8,
-            Kind::CallbackScope => 4,
-            Kind::MakeCallback => 3,
-            Kind::Close => 6,
-            Kind::CloseThrew => 1,
-            Kind::ResetGlobal => 1,
-            Kind::CreateHook => 3,
-            Kind::EnableHook => 4,
-            Kind::DisableHook => 8,
-            Kind::EmitInit => 1,
-            Kind::EmitBefore => 4,
-            Kind::EmitAfter => 6,
-            Kind::EmitDestroy => 1,
-            Kind::RunInAsyncScope => 5,
-            Kind::EndRunInAsyncScope => 12,
-            Kind::DefaultTriggerScope => 1,
-            Kind::EndDefaultTriggerScope => 6,
-            Kind::NextTick => 2,
-            Kind::TickCallback => 1,
-            Kind::ExecutionAsyncId => 2,
-            Kind::TriggerAsyncId => 1,
-            Kind::ExecutionAsyncResource => 2,
-            Kind::DefaultTriggerAsyncId => 1,
-            Kind::NewAsyncId => 1,
-            Kind::UncaughtException => 4,
-            Kind::ClearAsyncIdStack => 1,
-            Kind::Stop => 1,
-            Kind::EntryModule => 4,
-            Kind::CloseOuter => 5,
-            Kind::AlsRun => 2,
-            Kind::AlsExit => 1,
-            Kind::EndAlsRun => 6,
-            Kind::AlsEnterWith => 1,
-            Kind::AlsGetStore => 1,
-            Kind::AsyncResource => 2,
-            Kind::NextTickBody => 2,
-            Kind::EndTick => 6,
-            Kind::QueueMicrotask => 1,
-            Kind::PromiseThen => 10,
-            Kind::PromiseReject => 3,
-            Kind::QueueMicrotaskBody => 1,
-            Kind::PromiseThenBody => 7,
-            Kind::EndMicrotask => 8,
-        }
-    }
-
-    /// Kinds that open a frame or push a context: favoured while a case
-    /// builds up to its target depth.
-    const fn deepens(self) -> bool {
-        matches!(
-            self,
-            Kind::CallbackScope | Kind::MakeCallback | Kind::EmitBefore | Kind::RunInAsyncScope
-        )
-    }
-
-    /// Kinds that end a frame, pop a context or end the process: held back
-    /// while a case builds up to its target depth.
-    const fn unwinds(self) -> bool {
-        matches!(
-            self,
-            Kind::Close
-                | Kind::CloseThrew
-                | Kind::EmitAfter
-                | Kind::EndRunInAsyncScope
-                | Kind::EndDefaultTriggerScope
-                | Kind::UncaughtException
-                | Kind::ClearAsyncIdStack
-                | Kind::Stop
-                | Kind::CloseOuter
-                | Kind::EndAlsRun
-                | Kind::EndTick
-                | Kind::EndMicrotask
-        )
+/// The base weight of each kind in a uniform mix, and its [`Role`]. The
+/// weights were tuned by measuring the share of cases that reach each
+/// situation of `src/coverage.rs` (the JS frame ends and `emit-after` high,
+/// so that a `runInAsyncScope` often ends with only lazy scopes left;
+/// `execution-async-resource` low, since one call makes every later scope
+/// eager; `no-force-async-hooks-checks` high, since cases without the
+/// checks live longer): `docs/performance.md`, "Reach". `timers-scope` and
+/// `node-version` have none: the first is drawn when no scope is open
+/// ([`CaseGen`]'s `native_only`), the second now and then as a first op.
+const fn mix(kind: OpKind) -> (u32, Role) {
+    use OpKind as K;
+    use Role::*;
+    match kind {
+        K::NoForceAsyncHooksChecks => (8, Other),
+        K::CallbackScope => (4, Deepens),
+        K::MakeCallback => (3, Deepens),
+        // `close threw` one time in seven.
+        K::CloseScope => (7, Unwinds),
+        K::ResetGlobal => (1, Other),
+        K::CreateHook => (3, Other),
+        K::EnableHook => (4, Other),
+        K::DisableHook => (8, Other),
+        K::EmitInit => (1, Other),
+        K::EmitBefore => (4, Deepens),
+        K::EmitAfter => (6, Unwinds),
+        K::EmitDestroy => (1, Other),
+        K::EnterRunInAsyncScope => (5, Deepens),
+        K::ExitRunInAsyncScope => (12, EndsJs),
+        K::EnterDefaultTriggerScope => (1, Other),
+        K::ExitDefaultTriggerScope => (6, EndsJs),
+        K::NextTick => (2, Other),
+        K::TickCallback => (1, Other),
+        K::ExecutionAsyncId => (2, Other),
+        K::TriggerAsyncId => (1, Other),
+        K::ExecutionAsyncResource => (2, Other),
+        K::DefaultTriggerAsyncId => (1, Other),
+        K::NewAsyncId => (1, Other),
+        K::UncaughtException => (4, Unwinds),
+        K::ClearAsyncIdStack => (1, Unwinds),
+        K::Stop => (1, Unwinds),
+        K::EntryModule => (4, Other),
+        K::TimersScope => (0, Other),
+        K::CloseOuter => (5, Unwinds),
+        K::NodeVersion => (0, Other),
+        K::AlsRun => (2, Other),
+        K::AlsExit => (1, Other),
+        K::EndAlsRun => (6, EndsJs),
+        K::AlsEnterWith => (1, Other),
+        K::AlsGetStore => (1, Other),
+        K::AsyncResource => (2, Other),
+        K::NextTickBody => (2, Other),
+        K::EndTick => (6, EndsJs),
+        K::QueueMicrotask => (1, Other),
+        K::PromiseThen => (10, Other),
+        K::PromiseReject => (3, Other),
+        K::QueueMicrotaskBody => (1, Other),
+        K::PromiseThenBody => (7, Other),
+        K::EndMicrotask => (8, EndsJs),
     }
 }
 
@@ -289,8 +138,9 @@ pub const MAX_PHASES: usize = 5;
 pub struct Phase {
     /// The op (index in the case) at which the phase ends.
     pub until: usize,
-    /// Weight of each [`Kind`] (0: this phase never draws it).
-    pub weights: [u32; KINDS],
+    /// Weight of each [`OpKind`], by `kind as usize` (0: this phase never
+    /// draws it).
+    pub weights: [u32; OpKind::COUNT],
     /// Nesting (eager stack entries plus open frames) to build up to at the
     /// start of the phase: until it is reached, the kinds that deepen are
     /// favoured and those that unwind are not drawn; 0 for none.
@@ -305,21 +155,14 @@ impl Phase {
     /// a stack 4 to 80 deep first (past 16 pairs, and past 48 when lazy
     /// scopes made the stack grow early).
     fn draw(rng: &mut ChaCha8Rng, until: usize) -> Phase {
-        let mut weights = [0u32; KINDS];
+        let mut weights = [0u32; OpKind::COUNT];
         let uniform = rng.random_ratio(1, 3);
-        for kind in Kind::ALL {
-            let base = kind.base_weight();
+        for &kind in OpKind::ALL {
+            let (base, role) = mix(kind);
             weights[kind as usize] = if uniform {
                 base
             } else {
-                let kept = matches!(
-                    kind,
-                    Kind::EndRunInAsyncScope
-                        | Kind::EndDefaultTriggerScope
-                        | Kind::EndAlsRun
-                        | Kind::EndTick
-                        | Kind::EndMicrotask
-                ) || rng.random_ratio(1, 2);
+                let kept = role == Role::EndsJs || rng.random_ratio(1, 2);
                 if kept {
                     base << rng.random_range(0..4)
                 } else {
@@ -377,7 +220,7 @@ impl Swarm {
         ends[..phase_count].sort_unstable();
         let mut phases = [Phase {
             until: len,
-            weights: [0; KINDS],
+            weights: [0; OpKind::COUNT],
             target_depth: 0,
         }; MAX_PHASES];
         for (phase, end) in phases.iter_mut().zip(ends).take(phase_count) {
@@ -505,7 +348,6 @@ impl CaseGen {
             );
         // The model refuses an exception that leaves a microtask's callback.
         let in_microtask = (eager.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
-        let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
         let module_entry_open = !eager.program_started
             && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
         let phase = &self.swarm.phases[self.phase];
@@ -514,37 +356,35 @@ impl CaseGen {
         }
         let building = !self.built;
         let created = eager.hooks.created.len() as u32;
-        let v26 = eager.version == NodeVersion::V26;
         // `no-force-async-hooks-checks` applies while the program has not
         // started (only header ops so far) and it was not given yet.
         let first = !eager.program_started && eager.async_hooks.fields.k_check == 1;
-        let mut weights = [0u32; KINDS];
+        let mut weights = [0u32; OpKind::COUNT];
         let mut total = 0u32;
-        for kind in Kind::ALL {
+        for &kind in OpKind::ALL {
             let allowed = match kind {
-                Kind::NoForce => first,
-                Kind::EntryModule => module_entry_open,
-                Kind::CloseOuter => !outer_scopes(eager).is_empty(),
-                Kind::Close => native_innermost,
-                Kind::UncaughtException => native_innermost || (tick_innermost && !in_microtask),
-                Kind::EndTick => tick_innermost,
-                Kind::EndMicrotask => microtask_innermost,
-                Kind::CloseThrew => native_innermost && !bare_innermost,
-                Kind::EndRunInAsyncScope => {
+                OpKind::NoForceAsyncHooksChecks => first,
+                OpKind::EntryModule => module_entry_open,
+                OpKind::CloseOuter => !outer_scopes(eager).is_empty(),
+                OpKind::CloseScope => native_innermost,
+                OpKind::UncaughtException => native_innermost || (tick_innermost && !in_microtask),
+                OpKind::EndTick => tick_innermost,
+                OpKind::EndMicrotask => microtask_innermost,
+                OpKind::ExitRunInAsyncScope => {
                     matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
                 }
-                Kind::EndDefaultTriggerScope => {
+                OpKind::ExitDefaultTriggerScope => {
                     matches!(innermost, Some(Frame::DefaultTriggerScope { .. }))
                 }
-                Kind::CreateHook => created < HOOKS,
-                Kind::EnableHook | Kind::DisableHook => created > 0,
-                Kind::Stop => eager.frames.len() > 1,
+                OpKind::CreateHook => created < HOOKS,
+                OpKind::EnableHook | OpKind::DisableHook => created > 0,
+                OpKind::Stop => eager.frames.len() > 1,
+                OpKind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
+                OpKind::QueueMicrotask | OpKind::QueueMicrotaskBody => {
+                    !eager.queue_microtask_throws()
+                }
                 // Global holders and ALS exist on the 26 profile only.
-                Kind::ResetGlobal | Kind::AlsRun | Kind::AlsExit | Kind::AlsEnterWith => v26,
-                Kind::AlsGetStore | Kind::AsyncResource => v26,
-                Kind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
-                Kind::QueueMicrotask | Kind::QueueMicrotaskBody => !eager.queue_microtask_throws(),
-                _ => true,
+                kind => kind.exists_on(eager.version),
             };
             if !allowed {
                 continue;
@@ -552,14 +392,14 @@ impl CaseGen {
             let mut w = phase.weights[kind as usize];
             // In a reaction's body that started without promise hooks,
             // enabling one is what makes promiseAfterHook skip its pop.
-            if kind == Kind::EnableHook && reaction_without_hooks {
+            if kind == OpKind::EnableHook && reaction_without_hooks {
                 w *= 8;
             }
             if building {
-                if kind.deepens() {
-                    w *= 8;
-                } else if kind.unwinds() {
-                    w = 0;
+                match mix(kind).1 {
+                    Role::Deepens => w *= 8,
+                    Role::Unwinds | Role::EndsJs => w = 0,
+                    Role::Other => {}
                 }
             }
             weights[kind as usize] = w;
@@ -572,7 +412,7 @@ impl CaseGen {
             return self.fallback(eager);
         }
         let mut pick = self.rng.random_range(0..total);
-        for kind in Kind::ALL {
+        for &kind in OpKind::ALL {
             let w = weights[kind as usize];
             if pick < w {
                 return self.op_of(kind, eager);
@@ -770,15 +610,21 @@ impl CaseGen {
         }
     }
 
-    fn op_of(&mut self, kind: Kind, eager: &Eager) -> Op {
+    fn op_of(&mut self, kind: OpKind, eager: &Eager) -> Op {
         match kind {
-            Kind::NoForce => Op::NoForceAsyncHooksChecks,
-            Kind::CallbackScope => self.open(ScopeKind::CallbackScope, eager),
-            Kind::MakeCallback => self.open(ScopeKind::MakeCallback, eager),
-            Kind::Close => Op::CloseScope { threw: false },
-            Kind::CloseThrew => Op::CloseScope { threw: true },
-            Kind::ResetGlobal => Op::ResetGlobal(self.resource()),
-            Kind::CreateHook => {
+            OpKind::NoForceAsyncHooksChecks => Op::NoForceAsyncHooksChecks,
+            OpKind::CallbackScope => self.open(ScopeKind::CallbackScope, eager),
+            OpKind::MakeCallback => self.open(ScopeKind::MakeCallback, eager),
+            OpKind::CloseScope => {
+                let bare = matches!(eager.frames.last(), Some(Frame::Native(s)) if s.is_bare());
+                Op::CloseScope {
+                    threw: !bare && self.rng.random_ratio(1, 7),
+                }
+            }
+            OpKind::TimersScope => Op::TimersScope,
+            OpKind::NodeVersion => Op::NodeVersion(eager.version),
+            OpKind::ResetGlobal => Op::ResetGlobal(self.resource()),
+            OpKind::CreateHook => {
                 let free = (1..=HOOKS)
                     .map(HookId)
                     .filter(|h| !eager.hooks.created.contains_key(h))
@@ -794,23 +640,23 @@ impl CaseGen {
                     callbacks: self.callbacks(),
                 }
             }
-            Kind::EnableHook => Op::EnableHook(self.hook(eager, false)),
-            Kind::DisableHook => {
+            OpKind::EnableHook => Op::EnableHook(self.hook(eager, false)),
+            OpKind::DisableHook => {
                 self.after_disable = true;
                 Op::DisableHook(self.hook(eager, true))
             }
-            Kind::EmitInit => Op::EmitInit {
+            OpKind::EmitInit => Op::EmitInit {
                 async_id: self.id(eager),
                 type_name: "event".to_string(),
                 trigger_async_id: self.id(eager),
                 resource: self.maybe_resource(),
             },
-            Kind::EmitBefore => Op::EmitBefore {
+            OpKind::EmitBefore => Op::EmitBefore {
                 async_id: self.id(eager),
                 trigger_async_id: self.id(eager),
                 resource: self.maybe_resource(),
             },
-            Kind::EmitAfter => {
+            OpKind::EmitAfter => {
                 let async_id = if self.rng.random_range(0..8) < self.swarm.id_care {
                     eager.async_hooks.async_id_fields.k_execution_async_id
                 } else {
@@ -818,55 +664,55 @@ impl CaseGen {
                 };
                 Op::EmitAfter { async_id }
             }
-            Kind::EmitDestroy => Op::EmitDestroy {
+            OpKind::EmitDestroy => Op::EmitDestroy {
                 async_id: self.id(eager),
             },
-            Kind::RunInAsyncScope => Op::EnterRunInAsyncScope {
+            OpKind::EnterRunInAsyncScope => Op::EnterRunInAsyncScope {
                 async_id: self.id(eager),
                 trigger_async_id: self.id(eager),
                 resource: self.resource(),
             },
-            Kind::EndRunInAsyncScope => Op::ExitRunInAsyncScope,
-            Kind::DefaultTriggerScope => Op::EnterDefaultTriggerScope {
+            OpKind::ExitRunInAsyncScope => Op::ExitRunInAsyncScope,
+            OpKind::EnterDefaultTriggerScope => Op::EnterDefaultTriggerScope {
                 trigger_async_id: self.id(eager),
             },
-            Kind::EndDefaultTriggerScope => Op::ExitDefaultTriggerScope,
-            Kind::NextTick => Op::NextTick {
+            OpKind::ExitDefaultTriggerScope => Op::ExitDefaultTriggerScope,
+            OpKind::NextTick => Op::NextTick {
                 query_resource: self.rng.random(),
             },
-            Kind::TickCallback => Op::TickCallback,
-            Kind::NextTickBody => Op::NextTickBody,
-            Kind::EndTick => Op::EndTick,
-            Kind::QueueMicrotask => Op::QueueMicrotask,
-            Kind::PromiseThen => Op::PromiseThen,
-            Kind::PromiseReject => Op::PromiseReject,
-            Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
-            Kind::PromiseThenBody => Op::PromiseThenBody,
-            Kind::EndMicrotask => Op::EndMicrotask,
-            Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
-            Kind::TriggerAsyncId => Op::TriggerAsyncId,
-            Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
-            Kind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
-            Kind::NewAsyncId => Op::NewAsyncId,
-            Kind::UncaughtException => Op::UncaughtException {
+            OpKind::TickCallback => Op::TickCallback,
+            OpKind::NextTickBody => Op::NextTickBody,
+            OpKind::EndTick => Op::EndTick,
+            OpKind::QueueMicrotask => Op::QueueMicrotask,
+            OpKind::PromiseThen => Op::PromiseThen,
+            OpKind::PromiseReject => Op::PromiseReject,
+            OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
+            OpKind::PromiseThenBody => Op::PromiseThenBody,
+            OpKind::EndMicrotask => Op::EndMicrotask,
+            OpKind::ExecutionAsyncId => Op::ExecutionAsyncId,
+            OpKind::TriggerAsyncId => Op::TriggerAsyncId,
+            OpKind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
+            OpKind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
+            OpKind::NewAsyncId => Op::NewAsyncId,
+            OpKind::UncaughtException => Op::UncaughtException {
                 handled: !self.rng.random_ratio(1, 6),
             },
-            Kind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
-            Kind::Stop => Op::Stop,
-            Kind::EntryModule => Op::EntryModule,
-            Kind::AlsRun => Op::AlsRun {
+            OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
+            OpKind::Stop => Op::Stop,
+            OpKind::EntryModule => Op::EntryModule,
+            OpKind::AlsRun => Op::AlsRun {
                 als: self.storage(),
                 store: self.rng.random_range(1..=STORE_VALUES),
             },
-            Kind::AlsExit => Op::AlsExit(self.storage()),
-            Kind::EndAlsRun => Op::EndAlsRun,
-            Kind::AlsEnterWith => Op::AlsEnterWith {
+            OpKind::AlsExit => Op::AlsExit(self.storage()),
+            OpKind::EndAlsRun => Op::EndAlsRun,
+            OpKind::AlsEnterWith => Op::AlsEnterWith {
                 als: self.storage(),
                 store: self.rng.random_range(1..=STORE_VALUES),
             },
-            Kind::AlsGetStore => Op::AlsGetStore(self.storage()),
-            Kind::AsyncResource => Op::AsyncResource(self.resource()),
-            Kind::CloseOuter => {
+            OpKind::AlsGetStore => Op::AlsGetStore(self.storage()),
+            OpKind::AsyncResource => Op::AsyncResource(self.resource()),
+            OpKind::CloseOuter => {
                 // Mostly a scope whose id is current: its check passes and
                 // the case goes on with the scope's entry left dangling.
                 let all = outer_scopes(eager);

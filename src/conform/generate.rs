@@ -590,7 +590,7 @@ mod issue13_tests {
         let mut n = [0usize; 4];
         for seed in 0..cases {
             let ops = generate_with(seed, DEFAULT_MAX_OPS, caps);
-            let has = |k: &str| ops.iter().any(|o| o.kind() == k);
+            let has = |k: &str| ops.iter().any(|o| o.kind().name() == k);
             n[0] += has("entry-module") as usize;
             n[1] += has("timers-scope") as usize;
             n[2] += has("close-outer") as usize;

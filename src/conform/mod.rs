@@ -25,9 +25,7 @@ pub use observe::NodeObservation;
 pub use scenarios::ScenarioReport;
 pub use translate::Unsupported;
 
-use model::vocab::{
-    trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView, Runtime, OP_KINDS,
-};
+use model::vocab::{trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView, Runtime};
 use model::Eager;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -543,7 +541,7 @@ impl Harness {
             match verdict {
                 Ok(v) => {
                     for op in &v.ops {
-                        *summary.exercised.entry(op.kind()).or_default() += 1;
+                        *summary.exercised.entry(op.kind().name()).or_default() += 1;
                         if let Op::OpenScope { resource, .. } = op {
                             if resource.holder == model::vocab::Holder::Global {
                                 // The Global<Object>* holders, counted apart.
@@ -555,7 +553,7 @@ impl Harness {
                         }
                     }
                     let kinds: std::collections::BTreeSet<&'static str> =
-                        v.ops.iter().map(Op::kind).collect();
+                        v.ops.iter().map(|op| op.kind().name()).collect();
                     for kind in kinds {
                         *summary.cases_with.entry(kind).or_default() += 1;
                     }
@@ -697,11 +695,10 @@ impl Summary {
         self.mismatches.iter().filter(|m| m.unexplained.is_some())
     }
 
-    /// Op kinds of [`OP_KINDS`] that no compared case ran.
+    /// Op kinds of [`OpKind::ALL`](model::vocab::OpKind::ALL) that no compared case ran.
     pub fn not_exercised(&self) -> Vec<&'static str> {
-        OP_KINDS
-            .iter()
-            .copied()
+        (model::vocab::OpKind::ALL.iter())
+            .map(|k| k.name())
             .filter(|k| !self.exercised.contains_key(k))
             .collect()
     }
