@@ -1,7 +1,9 @@
 //! Generators of op sequences that can happen in Node, biased toward what
-//! breaks stacks. Each op is drawn directly from the state the eager model is
-//! in (a [`CaseGen`] looks at the model after the ops so far), so every
-//! drawn op is one the model accepts: no strategy objects, no rejection.
+//! breaks stacks. Each op is drawn from the state the eager model is in (a
+//! [`CaseGen`] looks at the model after the ops so far) and the model
+//! enables it ([`model::Environment::enabled`], asked by
+//! [`crate::draw::enabled_op`]): every drawn op is one the model accepts,
+//! and the generator keeps no rules of its own about which ops can happen.
 //!
 //! **Swarm testing.** Each case first draws its own [`Swarm`]: a random
 //! subset of the op kinds, each with a random weight, a length, and a target
@@ -19,20 +21,13 @@
 //! portable generator whose output the `rand_chacha` crate keeps stable
 //! across versions; drawing from it costs a few nanoseconds.
 
+use crate::draw::{self, Choices};
 use model::env::microtasks::RunningMicrotask;
 use model::env::Frame;
-use model::vocab::{
-    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    OpKind, ResourceId, Runtime, ScopeFlags, ScopeKind,
-};
+use model::vocab::{NodeVersion, Op, OpKind, Runtime};
 use model::Eager;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// Resources the generators use: `R1`..`R4`.
-pub const RESOURCES: u32 = 4;
-/// Hooks the generators use: `H1`..`H3`.
-pub const HOOKS: u32 = 3;
 
 /// The random generator of case `case` of the run with `seed`: ChaCha8 keyed
 /// by the seed, on stream `case`. Cases are independent of each other.
@@ -45,11 +40,6 @@ pub fn case_rng(seed: u64, case: u64) -> ChaCha8Rng {
     rng.set_stream(case);
     rng
 }
-
-/// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
-pub const STORAGES: u32 = 2;
-/// Store values the generators use: 1..=3.
-pub const STORE_VALUES: u32 = 3;
 
 /// What a kind does to the depth a case builds up to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -293,51 +283,25 @@ impl CaseGen {
             self.built = self.swarm.phases[self.phase].target_depth == 0;
         }
         self.drawn += 1;
-        Some(self.draw(eager))
+        let op = self.draw(eager);
+        self.after_close_outer = matches!(op, Op::CloseOuter { .. });
+        self.after_disable = matches!(op, Op::DisableHook(_));
+        Some(op)
     }
 
+    /// The generator's own moves first (each kept only if the model enables
+    /// it), then a kind by the phase's weights among those the model
+    /// enables ([`draw::enabled_op`]).
     fn draw(&mut self, eager: &Eager) -> Op {
-        let follow_up = std::mem::take(&mut self.after_close_outer);
-        let after_disable = std::mem::take(&mut self.after_disable);
-        let f = &eager.async_hooks.fields;
-        if after_disable
-            && f.k_totals == 0
-            && f.k_uses_execution_async_resource == 0
-            && eager.frames.len() > 1
-            && eager.js_running()
-            && self.rng.random_ratio(1, 3)
-        {
-            return self.open_scope(eager);
-        }
-        // Now and then a case names its profile explicitly first (the same
-        // program: `node-version 26` is the default).
-        if eager.ops_applied == 0 && self.rng.random_ratio(1, 32) {
-            return Op::NodeVersion(eager.version);
-        }
-        // A first executionAsyncResource() makes every later scope eager:
-        // rarer while the case has not made one yet.
-        let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
-            5
-        } else {
-            1
-        };
-        if follow_up && eager.js_running() && self.rng.random_ratio(1, odds) {
-            return Op::ExecutionAsyncResource;
-        }
-        let innermost = eager.frames.last();
-        if let Some(Frame::Native(scope)) = innermost {
-            if scope.threw {
-                // The callback threw: only its close can follow.
-                let threw = !scope.main_script && self.rng.random_ratio(1, 2);
-                return Op::CloseScope { threw };
+        if let Some(op) = self.steer(eager) {
+            if eager.enabled(&op).is_ok() {
+                return op;
             }
         }
         if !eager.js_running() {
             return self.native_only(eager);
         }
-        let native_innermost = matches!(innermost, Some(Frame::Native(_)));
-        let tick_innermost = matches!(innermost, Some(Frame::Tick { .. }));
-        let microtask_innermost = matches!(innermost, Some(Frame::Microtask { .. }));
+        let innermost = eager.frames.last();
         let reaction_without_hooks = eager.microtasks.installed.is_none()
             && matches!(
                 innermost,
@@ -346,80 +310,83 @@ impl CaseGen {
                     ..
                 })
             );
-        // The model refuses an exception that leaves a microtask's callback.
-        let in_microtask = (eager.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
-        let module_entry_open = !eager.program_started
-            && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
         let phase = &self.swarm.phases[self.phase];
         if !self.built && nesting(eager) >= phase.target_depth {
             self.built = true;
         }
         let building = !self.built;
-        let created = eager.hooks.created.len() as u32;
-        // `no-force-async-hooks-checks` applies while the program has not
-        // started (only header ops so far) and it was not given yet.
-        let first = !eager.program_started && eager.async_hooks.fields.k_check == 1;
-        let mut weights = [0u32; OpKind::COUNT];
-        let mut total = 0u32;
+        let mut weights = phase.weights;
         for &kind in OpKind::ALL {
-            let allowed = match kind {
-                OpKind::NoForceAsyncHooksChecks => first,
-                OpKind::EntryModule => module_entry_open,
-                OpKind::CloseOuter => !outer_scopes(eager).is_empty(),
-                OpKind::CloseScope => native_innermost,
-                OpKind::UncaughtException => native_innermost || (tick_innermost && !in_microtask),
-                OpKind::EndTick => tick_innermost,
-                OpKind::EndMicrotask => microtask_innermost,
-                OpKind::ExitRunInAsyncScope => {
-                    matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
-                }
-                OpKind::ExitDefaultTriggerScope => {
-                    matches!(innermost, Some(Frame::DefaultTriggerScope { .. }))
-                }
-                OpKind::CreateHook => created < HOOKS,
-                OpKind::EnableHook | OpKind::DisableHook => created > 0,
-                OpKind::Stop => eager.frames.len() > 1,
-                OpKind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
-                OpKind::QueueMicrotask | OpKind::QueueMicrotaskBody => {
-                    !eager.queue_microtask_throws()
-                }
-                // Global holders and ALS exist on the 26 profile only.
-                kind => kind.exists_on(eager.version),
-            };
-            if !allowed {
-                continue;
-            }
-            let mut w = phase.weights[kind as usize];
+            let w = &mut weights[kind as usize];
             // In a reaction's body that started without promise hooks,
             // enabling one is what makes promiseAfterHook skip its pop.
             if kind == OpKind::EnableHook && reaction_without_hooks {
-                w *= 8;
+                *w *= 8;
             }
             if building {
                 match mix(kind).1 {
-                    Role::Deepens => w *= 8,
-                    Role::Unwinds | Role::EndsJs => w = 0,
+                    Role::Deepens => *w *= 8,
+                    Role::Unwinds | Role::EndsJs => *w = 0,
                     Role::Other => {}
                 }
             }
-            weights[kind as usize] = w;
-            total += w;
         }
-        if total == 0 {
-            // The swarm left nothing for this state: fall back to the base
-            // weights of whatever is allowed (the innermost frame's end is
-            // always among them, or an open).
-            return self.fallback(eager);
+        // `stop` only with a scope open above the main script's: a case
+        // that stops at once does little else.
+        if eager.frames.len() <= 1 {
+            weights[OpKind::Stop as usize] = 0;
         }
-        let mut pick = self.rng.random_range(0..total);
-        for &kind in OpKind::ALL {
-            let w = weights[kind as usize];
-            if pick < w {
-                return self.op_of(kind, eager);
+        match draw::enabled_op(eager, &mut weights, self) {
+            Some(op) => op,
+            // The swarm left nothing for this state: end the innermost
+            // frame (or open a scope).
+            None => self.fallback(eager),
+        }
+    }
+
+    /// Moves that lead where the weights alone seldom go: after a
+    /// `disable-hook` that left no hook on, a scope (lazy, inside the scopes
+    /// opened while hooks were on); now and then `node-version` first (the
+    /// same profile: the program is the same); after a `close-outer`, a
+    /// read of the resource whose entry it may have left dangling; in a
+    /// callback that threw, its close.
+    fn steer(&mut self, eager: &Eager) -> Option<Op> {
+        let follow_up = std::mem::take(&mut self.after_close_outer);
+        let after_disable = std::mem::take(&mut self.after_disable);
+        let f = &eager.async_hooks.fields;
+        if after_disable
+            && f.k_totals == 0
+            && f.k_uses_execution_async_resource == 0
+            && eager.frames.len() > 1
+            && eager.js_running()
+            && self.ratio(1, 3)
+        {
+            return Some(self.open_scope(eager));
+        }
+        if eager.ops_applied == 0 && self.ratio(1, 32) {
+            return Some(Op::NodeVersion(eager.version));
+        }
+        // A first executionAsyncResource() makes every later scope eager:
+        // rarer while the case has not made one yet.
+        let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
+            5
+        } else {
+            1
+        };
+        if follow_up && self.ratio(1, odds) {
+            return Some(Op::ExecutionAsyncResource);
+        }
+        if let Some(Frame::Native(scope)) = eager.frames.last() {
+            if scope.threw {
+                // Half the time `close threw` (refused on a bare scope).
+                let threw = Op::CloseScope { threw: true };
+                if self.ratio(1, 2) && eager.enabled(&threw).is_ok() {
+                    return Some(threw);
+                }
+                return Some(Op::CloseScope { threw: false });
             }
-            pick -= w;
         }
-        unreachable!("pick < total")
+        None
     }
 
     /// When no swarm weight applies: end the innermost frame, or open a scope.
@@ -438,7 +405,7 @@ impl CaseGen {
     /// From the event loop, with no scope open: a native callback's scope,
     /// or `Environment::RunTimers`' (one in four).
     fn open_from_event_loop(&mut self, eager: &Eager) -> Op {
-        if self.rng.random_ratio(1, 4) {
+        if self.ratio(1, 4) {
             Op::TimersScope
         } else {
             self.open_scope(eager)
@@ -446,319 +413,43 @@ impl CaseGen {
     }
 
     /// When no JavaScript can run (the environment is stopping, or every
-    /// scope is closed and the event loop is idle): only native ops.
+    /// scope is closed and the event loop is idle): only native ops, most
+    /// often the innermost scope's close.
     fn native_only(&mut self, eager: &Eager) -> Op {
-        match eager.frames.last() {
-            Some(Frame::Native(s)) => match self.rng.random_range(0..10) {
-                0..=5 => Op::CloseScope { threw: false },
-                6 if !s.is_bare() => Op::CloseScope { threw: true },
-                6 => Op::CloseScope { threw: false },
-                7 if eager.version == NodeVersion::V26 => Op::ResetGlobal(self.resource()),
-                _ => self.open_scope(eager),
-            },
-            Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
-            Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
-            Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
-            Some(Frame::Tick { .. }) => Op::EndTick,
-            Some(Frame::Microtask { .. }) => Op::EndMicrotask,
-            None => self.open_from_event_loop(eager),
-        }
+        let Some(Frame::Native(_)) = eager.frames.last() else {
+            return self.fallback(eager);
+        };
+        let kind = match self.below(10) {
+            0..=6 => OpKind::CloseScope,
+            7 => OpKind::ResetGlobal,
+            _ => return self.open_scope(eager),
+        };
+        (draw::draw_enabled(kind, eager, self)).unwrap_or_else(|| self.open_scope(eager))
     }
 
-    fn storage(&mut self) -> AlsId {
-        AlsId(self.rng.random_range(1..=STORAGES))
-    }
-
-    fn resource(&mut self) -> ResourceId {
-        ResourceId(self.rng.random_range(1..=RESOURCES))
-    }
-
-    fn maybe_resource(&mut self) -> Option<ResourceId> {
-        if self.rng.random_ratio(1, 2) {
-            Some(self.resource())
-        } else {
-            None
-        }
-    }
-
-    /// A created hook; mostly one that is `enabled` (for a disable) or not
-    /// (for an enable), so that hooks go on and off.
-    fn hook(&mut self, eager: &Eager, enabled: bool) -> HookId {
-        let created = &eager.hooks.created;
-        let active = &eager.hooks.active;
-        let fitting = created
-            .keys()
-            .filter(|h| active.contains(h) == enabled)
-            .count();
-        if fitting > 0 && self.rng.random_ratio(3, 4) {
-            let n = self.rng.random_range(0..fitting);
-            return *created
-                .keys()
-                .filter(|h| active.contains(h) == enabled)
-                .nth(n)
-                .expect("n < fitting");
-        }
-        let n = self.rng.random_range(0..created.len());
-        *created.keys().nth(n).expect("n < created.len()")
-    }
-
-    /// An id worth trying now: one of an open scope or JS context, a saved
-    /// stack entry, the current execution or trigger id, a destroyed id, 0,
-    /// -1, a fresh one, or (rarely) any small number.
-    pub fn id(&mut self, eager: &Eager) -> AsyncId {
-        let f = &eager.async_hooks.async_id_fields;
-        match self.rng.random_range(0..16) {
-            0..=2 => f.k_execution_async_id,
-            3 => f.k_trigger_async_id,
-            4..=6 => match eager.frames.len() {
-                0 => f.k_execution_async_id,
-                n => match &eager.frames[self.rng.random_range(0..n)] {
-                    Frame::Native(s) if self.rng.random_ratio(1, 2) => {
-                        s.async_context.trigger_async_id
-                    }
-                    Frame::Native(s) => s.async_context.async_id,
-                    Frame::RunInAsyncScope { async_id, .. } => *async_id,
-                    Frame::AlsRun { .. } => f.k_execution_async_id,
-                    Frame::DefaultTriggerScope {
-                        old_default_trigger_async_id,
-                    } => *old_default_trigger_async_id,
-                    Frame::Tick { tick, .. } => tick.async_id,
-                    Frame::Microtask { .. } => f.k_execution_async_id,
-                },
-            },
-            7 => {
-                let ah = &eager.async_hooks;
-                match ah.fields.k_stack_length as usize {
-                    0 => 0,
-                    n => {
-                        let (e, t) = ah.async_ids_stack[self.rng.random_range(0..n)];
-                        if self.rng.random_ratio(1, 2) {
-                            e
-                        } else {
-                            t
-                        }
-                    }
-                }
-            }
-            8 => match eager.destroy_async_id_list.len() {
-                0 => -1,
-                n => eager.destroy_async_id_list[self.rng.random_range(0..n)],
-            },
-            9 => 0,
-            10 => -1,
-            11..=13 => f.k_async_id_counter + [0, 1, 2, 7][self.rng.random_range(0..4usize)],
-            _ => self.rng.random_range(-2..12),
-        }
-    }
-
-    fn callbacks(&mut self) -> HookCallbacks {
-        if self.rng.random_ratio(3, 5) {
-            HookCallbacks::ALL
-        } else {
-            let bits: u8 = self.rng.random();
-            HookCallbacks {
-                init: bits & 1 != 0,
-                before: bits & 2 != 0,
-                after: bits & 4 != 0,
-                destroy: bits & 8 != 0,
-                promise_resolve: bits & 16 != 0,
-            }
-        }
-    }
-
-    /// `callback-scope` or `make-callback`.
+    /// `callback-scope` or `make-callback` (two in five).
     fn open_scope(&mut self, eager: &Eager) -> Op {
-        let kind = if self.rng.random_ratio(2, 5) {
-            ScopeKind::MakeCallback
+        let kind = if self.ratio(2, 5) {
+            OpKind::MakeCallback
         } else {
-            ScopeKind::CallbackScope
+            OpKind::CallbackScope
         };
-        self.open(kind, eager)
-    }
-
-    fn open(&mut self, kind: ScopeKind, eager: &Eager) -> Op {
-        let async_id = self.id(eager);
-        let trigger_async_id = self.id(eager);
-        let id = self.resource();
-        let (holder, flags) = match kind {
-            ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
-            ScopeKind::CallbackScope => {
-                let holder = if self.rng.random_ratio(1, 5) && eager.version == NodeVersion::V26 {
-                    Holder::Global
-                } else {
-                    Holder::Local
-                };
-                let flags = if self.rng.random_ratio(1, 7) {
-                    ScopeFlags {
-                        skip_async_hooks: self.rng.random(),
-                        skip_task_queues: self.rng.random(),
-                    }
-                } else {
-                    ScopeFlags::default()
-                };
-                (holder, flags)
-            }
-        };
-        Op::OpenScope {
-            kind,
-            context: AsyncContext {
-                async_id,
-                trigger_async_id,
-            },
-            resource: NativeResource { id, holder },
-            flags,
-        }
-    }
-
-    fn op_of(&mut self, kind: OpKind, eager: &Eager) -> Op {
-        match kind {
-            OpKind::NoForceAsyncHooksChecks => Op::NoForceAsyncHooksChecks,
-            OpKind::CallbackScope => self.open(ScopeKind::CallbackScope, eager),
-            OpKind::MakeCallback => self.open(ScopeKind::MakeCallback, eager),
-            OpKind::CloseScope => {
-                let bare = matches!(eager.frames.last(), Some(Frame::Native(s)) if s.is_bare());
-                Op::CloseScope {
-                    threw: !bare && self.rng.random_ratio(1, 7),
-                }
-            }
-            OpKind::TimersScope => Op::TimersScope,
-            OpKind::NodeVersion => Op::NodeVersion(eager.version),
-            OpKind::ResetGlobal => Op::ResetGlobal(self.resource()),
-            OpKind::CreateHook => {
-                let free = (1..=HOOKS)
-                    .map(HookId)
-                    .filter(|h| !eager.hooks.created.contains_key(h))
-                    .count();
-                let n = self.rng.random_range(0..free);
-                let hook = (1..=HOOKS)
-                    .map(HookId)
-                    .filter(|h| !eager.hooks.created.contains_key(h))
-                    .nth(n)
-                    .expect("n < free");
-                Op::CreateHook {
-                    hook,
-                    callbacks: self.callbacks(),
-                }
-            }
-            OpKind::EnableHook => Op::EnableHook(self.hook(eager, false)),
-            OpKind::DisableHook => {
-                self.after_disable = true;
-                Op::DisableHook(self.hook(eager, true))
-            }
-            OpKind::EmitInit => Op::EmitInit {
-                async_id: self.id(eager),
-                type_name: "event".to_string(),
-                trigger_async_id: self.id(eager),
-                resource: self.maybe_resource(),
-            },
-            OpKind::EmitBefore => Op::EmitBefore {
-                async_id: self.id(eager),
-                trigger_async_id: self.id(eager),
-                resource: self.maybe_resource(),
-            },
-            OpKind::EmitAfter => {
-                let async_id = if self.rng.random_range(0..8) < self.swarm.id_care {
-                    eager.async_hooks.async_id_fields.k_execution_async_id
-                } else {
-                    self.id(eager)
-                };
-                Op::EmitAfter { async_id }
-            }
-            OpKind::EmitDestroy => Op::EmitDestroy {
-                async_id: self.id(eager),
-            },
-            OpKind::EnterRunInAsyncScope => Op::EnterRunInAsyncScope {
-                async_id: self.id(eager),
-                trigger_async_id: self.id(eager),
-                resource: self.resource(),
-            },
-            OpKind::ExitRunInAsyncScope => Op::ExitRunInAsyncScope,
-            OpKind::EnterDefaultTriggerScope => Op::EnterDefaultTriggerScope {
-                trigger_async_id: self.id(eager),
-            },
-            OpKind::ExitDefaultTriggerScope => Op::ExitDefaultTriggerScope,
-            OpKind::NextTick => Op::NextTick {
-                query_resource: self.rng.random(),
-            },
-            OpKind::TickCallback => Op::TickCallback,
-            OpKind::NextTickBody => Op::NextTickBody,
-            OpKind::EndTick => Op::EndTick,
-            OpKind::QueueMicrotask => Op::QueueMicrotask,
-            OpKind::PromiseThen => Op::PromiseThen,
-            OpKind::PromiseReject => Op::PromiseReject,
-            OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
-            OpKind::PromiseThenBody => Op::PromiseThenBody,
-            OpKind::EndMicrotask => Op::EndMicrotask,
-            OpKind::ExecutionAsyncId => Op::ExecutionAsyncId,
-            OpKind::TriggerAsyncId => Op::TriggerAsyncId,
-            OpKind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
-            OpKind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
-            OpKind::NewAsyncId => Op::NewAsyncId,
-            OpKind::UncaughtException => Op::UncaughtException {
-                handled: !self.rng.random_ratio(1, 6),
-            },
-            OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
-            OpKind::Stop => Op::Stop,
-            OpKind::EntryModule => Op::EntryModule,
-            OpKind::AlsRun => Op::AlsRun {
-                als: self.storage(),
-                store: self.rng.random_range(1..=STORE_VALUES),
-            },
-            OpKind::AlsExit => Op::AlsExit(self.storage()),
-            OpKind::EndAlsRun => Op::EndAlsRun,
-            OpKind::AlsEnterWith => Op::AlsEnterWith {
-                als: self.storage(),
-                store: self.rng.random_range(1..=STORE_VALUES),
-            },
-            OpKind::AlsGetStore => Op::AlsGetStore(self.storage()),
-            OpKind::AsyncResource => Op::AsyncResource(self.resource()),
-            OpKind::CloseOuter => {
-                // Mostly a scope whose id is current: its check passes and
-                // the case goes on with the scope's entry left dangling.
-                let all = outer_scopes(eager);
-                let current = eager.async_hooks.async_id_fields.k_execution_async_id;
-                let natives: Vec<_> = (eager.frames.iter().rev())
-                    .filter_map(|f| match f {
-                        Frame::Native(s) => Some(s.async_context.async_id),
-                        _ => None,
-                    })
-                    .collect();
-                let passing: Vec<u32> = (all.iter().copied())
-                    .filter(|&k| natives[k as usize] == current)
-                    .collect();
-                let pool = if !passing.is_empty() && self.rng.random_ratio(3, 4) {
-                    passing
-                } else {
-                    all
-                };
-                self.after_close_outer = true;
-                Op::CloseOuter {
-                    outer: pool[self.rng.random_range(0..pool.len())],
-                }
-            }
-        }
+        draw::draw_op(kind, eager, self)
     }
 }
 
-/// The `close-outer K` the model accepts now: each `K` such that the native
-/// scope with `K` native scopes inside it is a `node::CallbackScope` an addon
-/// opened (not the main script's, a MakeCallback's or RunTimers').
-pub fn outer_scopes(eager: &Eager) -> Vec<u32> {
-    let natives: Vec<_> = eager
-        .frames
-        .iter()
-        .filter_map(|f| match f {
-            Frame::Native(s) => Some(s),
-            _ => None,
-        })
-        .collect();
-    (1..natives.len())
-        .filter(|&k| {
-            let s = natives[natives.len() - 1 - k];
-            !s.is_bare() && s.kind == ScopeKind::CallbackScope
-        })
-        .map(|k| k as u32)
-        .collect()
+impl Choices for CaseGen {
+    fn below(&mut self, n: u32) -> u32 {
+        self.rng.random_range(0..n)
+    }
+
+    fn ratio(&mut self, num: u32, den: u32) -> bool {
+        self.rng.random_ratio(num, den)
+    }
+
+    fn id_care(&self) -> u32 {
+        self.swarm.id_care
+    }
 }
 
 /// The ops of case `case` of the run with `seed`, drawn against the eager
@@ -783,9 +474,4 @@ pub fn case_ops_on(version: NodeVersion, seed: u64, case: u64, max_len: usize) -
         ops.push(op);
     }
     ops
-}
-
-/// Whether the eager model accepts `op` in `eager`'s state.
-pub fn accepts(eager: &Eager, op: &Op) -> bool {
-    !eager.exited && eager.clone().apply(op).is_ok()
 }
