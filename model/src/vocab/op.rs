@@ -503,76 +503,32 @@ impl OpKind {
     /// is no `reset-global` (no `Global<Object>*` resource) and no
     /// frame-based `AsyncLocalStorage` (`docs/spec.md`, "Version profiles").
     pub const fn exists_on(self, version: NodeVersion) -> bool {
-        if matches!(version, NodeVersion::V26) {
-            return true;
-        }
-        use OpKind as K;
-        match self {
-            K::ResetGlobal
-            | K::AlsRun
-            | K::AlsExit
-            | K::EndAlsRun
-            | K::AlsEnterWith
-            | K::AlsGetStore
-            | K::AsyncResource => false,
-            K::NoForceAsyncHooksChecks
-            | K::CallbackScope
-            | K::MakeCallback
-            | K::CloseScope
-            | K::CreateHook
-            | K::EnableHook
-            | K::DisableHook
-            | K::EmitInit
-            | K::EmitBefore
-            | K::EmitAfter
-            | K::EmitDestroy
-            | K::EnterRunInAsyncScope
-            | K::ExitRunInAsyncScope
-            | K::EnterDefaultTriggerScope
-            | K::ExitDefaultTriggerScope
-            | K::NextTick
-            | K::TickCallback
-            | K::ExecutionAsyncId
-            | K::TriggerAsyncId
-            | K::ExecutionAsyncResource
-            | K::DefaultTriggerAsyncId
-            | K::NewAsyncId
-            | K::UncaughtException
-            | K::ClearAsyncIdStack
-            | K::Stop
-            | K::EntryModule
-            | K::TimersScope
-            | K::CloseOuter
-            | K::NodeVersion
-            | K::NextTickBody
-            | K::EndTick
-            | K::QueueMicrotask
-            | K::PromiseThen
-            | K::PromiseReject
-            | K::QueueMicrotaskBody
-            | K::PromiseThenBody
-            | K::EndMicrotask => true,
-        }
+        matches!(version, NodeVersion::V26) || !self.facts().1
     }
 
     /// What ops of this kind do to the frames of the call stack.
     pub const fn nesting(self) -> Nesting {
+        self.facts().0
+    }
+
+    /// What the vocabulary knows of each kind beside its name: its
+    /// [`Nesting`], and whether it exists on the Node 26 profile only.
+    const fn facts(self) -> (Nesting, bool) {
+        use Nesting::*;
         use OpKind as K;
         match self {
             K::CallbackScope
             | K::MakeCallback
             | K::TimersScope
             | K::EnterRunInAsyncScope
-            | K::EnterDefaultTriggerScope
-            | K::AlsRun
-            | K::AlsExit => Nesting::Opens,
-            K::CloseScope
-            | K::CloseOuter
-            | K::ExitRunInAsyncScope
-            | K::ExitDefaultTriggerScope
-            | K::EndAlsRun => Nesting::Ends,
+            | K::EnterDefaultTriggerScope => (Opens, false),
+            K::AlsRun | K::AlsExit => (Opens, true),
+            K::CloseScope | K::CloseOuter | K::ExitRunInAsyncScope | K::ExitDefaultTriggerScope => {
+                (Ends, false)
+            }
+            K::EndAlsRun => (Ends, true),
+            K::ResetGlobal | K::AlsEnterWith | K::AlsGetStore | K::AsyncResource => (Neither, true),
             K::NoForceAsyncHooksChecks
-            | K::ResetGlobal
             | K::CreateHook
             | K::EnableHook
             | K::DisableHook
@@ -592,9 +548,6 @@ impl OpKind {
             | K::Stop
             | K::EntryModule
             | K::NodeVersion
-            | K::AlsEnterWith
-            | K::AlsGetStore
-            | K::AsyncResource
             | K::NextTickBody
             | K::EndTick
             | K::QueueMicrotask
@@ -602,7 +555,7 @@ impl OpKind {
             | K::PromiseReject
             | K::QueueMicrotaskBody
             | K::PromiseThenBody
-            | K::EndMicrotask => Nesting::Neither,
+            | K::EndMicrotask => (Neither, false),
         }
     }
 
