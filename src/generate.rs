@@ -3,7 +3,9 @@
 //! [`CaseGen`] looks at the model after the ops so far) and the model
 //! enables it ([`model::Environment::enabled`], asked by
 //! [`crate::draw::enabled_op`]): every drawn op is one the model accepts,
-//! and the generator keeps no rules of its own about which ops can happen.
+//! and the generator keeps no copy of the model's rules, only bounds of its
+//! own (`stop` only with a scope open above the main script's; hooks
+//! `H1`..`H3`).
 //!
 //! **Swarm testing.** Each case first draws its own [`Swarm`]: a random
 //! subset of the op kinds, each with a random weight, a length, and a target

@@ -264,7 +264,8 @@ impl From<Refusal<'_>> for OpError {
 impl<S: AsyncIdStack> Environment<S> {
     /// Whether `op` can happen now, and if not, why: the conditions every op
     /// shares (the process is alive; after a callback threw only its close
-    /// follows; header ops come first), then the op's own.
+    /// follows; header ops come first; the v20 profile lacks what needs
+    /// Node 26), then the op's own.
     pub fn enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         if self.exited {
             return Err(Refusal::Exited);

@@ -585,7 +585,7 @@ impl<S: AsyncIdStack> Environment<S> {
 }
 
 impl<S: AsyncIdStack> Runtime for Environment<S> {
-    /// [`Environment::enabled`], then the effect ([`Environment::dispatch`]).
+    /// [`Environment::enabled`], then the effect (`dispatch`: Node's code).
     fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
         self.enabled(op)?;
         self.out.clear();
