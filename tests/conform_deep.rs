@@ -2,28 +2,18 @@
 //! the trace and nests nothing in its source, node gets a stack for the
 //! trace's depth, and what it cannot run is refused before anything runs.
 //!
-//! Needs `node` (v20, with its headers) and `g++`, as `tests/conform.rs`;
-//! the stack test also runs `sh` (for `ulimit`).
+//! Runs on every node binary on this machine (`binaries`); the stack test
+//! also runs `sh` (for `ulimit`).
 
+mod binaries;
+
+use binaries::build_dir;
 use model::vocab::{AsyncContext, Holder, NativeResource, Op, ResourceId, ScopeFlags, ScopeKind};
-use scopecheck::conform::harness::Capabilities;
+use scopecheck::conform::emit::{self, Plan};
 use scopecheck::conform::stack::{NodeStack, BYTES_PER_LEVEL};
-use scopecheck::conform::{ConformError, Harness};
+use scopecheck::conform::ConformError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
-
-fn build_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("conform")
-}
-
-fn harness() -> &'static Harness {
-    static H: OnceLock<Result<Harness, ConformError>> = OnceLock::new();
-    match H.get_or_init(|| Harness::new(&build_dir())) {
-        Ok(h) => h,
-        Err(e) => panic!("conformance tests cannot run: {e}"),
-    }
-}
 
 fn native(kind: ScopeKind) -> Op {
     Op::OpenScope {
@@ -93,52 +83,51 @@ fn nested(opens: usize, kinds: &[usize]) -> Vec<Op> {
 #[test]
 fn a_trace_10_000_frames_deep_agrees() {
     let ops = nested(10_000, &[0, 1, 2, 3]);
-    let v = harness()
-        .conform_trace(&ops, None)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(v.is_equal(), "{v}");
-    assert_eq!(v.given, ops.len());
+    for h in binaries::all() {
+        let v = h
+            .conform_trace(&ops, None)
+            .unwrap_or_else(|e| panic!("node {}: {e}", h.node_version));
+        assert!(v.is_equal(), "node {}: {v}", h.node_version);
+        assert_eq!(v.given, ops.len());
+    }
 }
 
 #[test]
 fn the_program_is_linear_in_the_trace() {
-    let runtime = scopecheck::conform::translate::RUNTIME_JS.len();
+    let runtime = emit::RUNTIME_JS.len();
     for depth in [1_000, 10_000] {
         let ops = nested(depth, &[0, 1, 2, 3]);
-        let p = scopecheck::conform::translate::translate(
-            &ops,
-            &[],
-            Path::new("/x/addon.node"),
-            Capabilities::default(),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        // At most about 20 bytes per op (the longest step, `mc 5 1 1 0 19999`,
-        // is 17 characters and its line break).
+        let p = emit::program(&ops, &Plan::default(), Path::new("/x/addon.node"));
+        // The trace's own text, each line break escaped: at most about 27
+        // bytes per op (the longest line, `end-default-trigger-scope`, is 25
+        // characters, and `\n` 2).
         let per_op = (p.source.len() - runtime) as f64 / ops.len() as f64;
-        assert!(per_op < 20.0, "{per_op} bytes per op at depth {depth}");
+        assert!(per_op < 28.0, "{per_op} bytes per op at depth {depth}");
         // One line for the trace, whatever its depth: nothing for node's
         // parser to recurse on.
-        let runtime_lines = scopecheck::conform::translate::RUNTIME_JS.lines().count();
+        let runtime_lines = emit::RUNTIME_JS.lines().count();
         assert_eq!(p.source.lines().count(), runtime_lines + 1, "depth {depth}");
     }
 }
 
 #[test]
-fn deeper_than_the_stack_is_refused_before_running() {
+fn deeper_than_the_stack_is_refused_before_node_runs() {
     let max = NodeStack::get().max_nesting();
     // Opens of frames 2 ..= max + 1 (the main script's scope is frame 1).
     let ops = nested(max, &[0]);
-    let started = std::time::Instant::now();
-    match harness().conform_trace(&ops, None) {
-        Err(ConformError::Unsupported(u)) => {
-            assert_eq!(u.index, max - 1, "{u}");
-            assert!(u.reason.contains("stack"), "{u}");
+    for h in binaries::all() {
+        let started = std::time::Instant::now();
+        match h.conform_trace(&ops, None) {
+            Err(ConformError::Unsupported(u)) => {
+                assert_eq!(u.index, max - 1, "{u}");
+                assert!(u.reason.contains("stack"), "{u}");
+            }
+            Err(e) => panic!("expected a refusal, got {e}"),
+            Ok(v) => panic!("expected a refusal, got a verdict: {v}"),
         }
-        Err(e) => panic!("expected a refusal, got {e}"),
-        Ok(v) => panic!("expected a refusal, got a verdict: {v}"),
+        // Refused as the model reaches it, before the program or node ran.
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
     }
-    // Refused before the model, the program or node ran.
-    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
 }
 
 fn write_trace(name: &str, ops: &[Op]) -> PathBuf {
@@ -149,13 +138,14 @@ fn write_trace(name: &str, ops: &[Op]) -> PathBuf {
     path
 }
 
-/// `scopecheck conform FILE` with the stack limited to 16 MiB (soft and
-/// hard), so that node gets that stack and no more.
-fn conform_on_16_mib(file: &Path) -> std::process::Output {
+/// `scopecheck conform --node NODE FILE` with the stack limited to 16 MiB
+/// (soft and hard), so that node gets that stack and no more.
+fn conform_on_16_mib(node: &Path, file: &Path) -> std::process::Output {
     Command::new("sh")
         .arg("-c")
-        .arg("ulimit -Ss 16384 && ulimit -Hs 16384 && exec \"$0\" conform \"$1\"")
+        .arg("ulimit -Ss 16384 && ulimit -Hs 16384 && exec \"$0\" conform --node \"$1\" \"$2\"")
         .arg(env!("CARGO_BIN_EXE_scopecheck"))
+        .arg(node)
         .arg(file)
         .env("SCOPECHECK_CONFORM_DIR", build_dir())
         .output()
@@ -182,22 +172,24 @@ fn traces_as_deep_as_the_bound_allows_run_on_a_small_stack() {
     let mut hooked = hook.to_vec();
     hooked.extend(nested(max - 1, &[1, 0, 2, 3]));
     cases.push(("hooked".to_string(), hooked));
-    for (name, ops) in &cases {
-        let out = conform_on_16_mib(&write_trace(name, ops));
-        let stdout = String::from_utf8_lossy(&out.stdout);
+    let too_deep = write_trace("too-deep", &nested(max, &[1]));
+    for h in binaries::all() {
+        for (name, ops) in &cases {
+            let out = conform_on_16_mib(&h.node, &write_trace(name, ops));
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let on = format!("{name} on node {}", h.node_version);
+            assert_eq!(out.status.code(), Some(0), "{on}: {stdout}\n{stderr}");
+            assert!(stdout.contains(": equal ("), "{on}: {stdout}");
+        }
+        // One frame more is refused, exit code 2, naming the line of the open.
+        let out = conform_on_16_mib(&h.node, &too_deep);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{name}: {stdout}\n{stderr}");
-        assert!(stdout.contains(": equal ("), "{name}: {stdout}");
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {}:{max}:1: ", too_deep.display())),
+            "{stderr}"
+        );
+        assert!(stderr.contains("ulimit -Hs"), "{stderr}");
     }
-    // One frame more is refused, exit code 2, naming the line of the open.
-    let ops = nested(max, &[1]);
-    let file = write_trace("too-deep", &ops);
-    let out = conform_on_16_mib(&file);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.starts_with(&format!("error: {}:{max}:1: ", file.display())),
-        "{stderr}"
-    );
-    assert!(stderr.contains("ulimit -Hs"), "{stderr}");
 }

@@ -42,9 +42,9 @@ pub struct ConformArgs {
     /// (default: PREFIX/include/node, PREFIX being the binary's `../..`).
     #[arg(long, value_name = "DIR")]
     pub headers: Option<PathBuf>,
-    /// Generate and translate as for a binary without Global<Object>*
-    /// callback scopes, even if this one has them: the random traces are
-    /// then the ones v20 gets for the same seed.
+    /// Decide and generate as for a binary without Global<Object>*
+    /// callback scopes, even if this one has them: the random cases leave
+    /// them out, and a trace with one is refused.
     #[arg(long)]
     pub local_resources_only: bool,
     /// Do not check the `=>` expectation lines of FILE (or of the

@@ -9,13 +9,13 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The addon's C++ source (`tests/conformance/addon.cc`).
-pub const ADDON_CC: &str = include_str!("../../tests/conformance/addon.cc");
+/// The addon's C++ source (`node/addon.cc`).
+pub const ADDON_CC: &str = include_str!("node/addon.cc");
 
-/// The Node-API module's source (`tests/conformance/napi.cc`): N-API
+/// The Node-API module's source (`node/napi.cc`): N-API
 /// callback scopes, for `close-outer`. Built beside the addon, at
-/// [`super::translate::napi_addon_path`] of it.
-pub const NAPI_CC: &str = include_str!("../../tests/conformance/napi.cc");
+/// [`super::emit::napi_addon_path`] of it.
+pub const NAPI_CC: &str = include_str!("node/napi.cc");
 
 /// What to install when a tool is missing.
 const INSTALL_NODE: &str = "install Node.js with its C++ headers (the Debian `nodejs` package ships /usr/bin/node and /usr/include/node; scripts/install-node.sh installs the pinned Node 26), or point SCOPECHECK_NODE (or --node) at a node binary";
@@ -307,7 +307,7 @@ impl Harness {
         if !addon.is_file() {
             build_addon(&cxx, &std, &headers, &build_dir, ADDON_CC, &addon)?;
         }
-        let napi = super::translate::napi_addon_path(&addon);
+        let napi = super::emit::napi_addon_path(&addon);
         if !napi.is_file() {
             build_addon(&cxx, &std, &headers, &build_dir, NAPI_CC, &napi)?;
         }

@@ -1,31 +1,40 @@
 //! Conformance: the eager model against the real Node.js binary.
 //!
-//! A trace (`&[Op]`) runs twice: on [`model::Eager`] through the `Runtime`
-//! trait, and as a Node.js program ([`translate`]) that drives Node's own
-//! async-context code through `async_hooks`, `internal/async_hooks` and a
-//! small native addon (`tests/conformance/addon.cc`: `node::CallbackScope`,
-//! `node::MakeCallback`). The two sides' observations are compared op by op,
-//! equal up to a consistent renaming of the ids Node hands out itself
-//! (`newAsyncId()` results and tick ids). docs/conformance.md describes the
-//! harness, what it can express, and the mismatches found.
+//! A trace (`&[Op]`) runs twice: on [`model::Eager`], and as a Node.js
+//! program that drives Node's own async-context code through `async_hooks`,
+//! `internal/async_hooks` and a small native addon (`node/addon.cc`:
+//! `node::CallbackScope`, `node::MakeCallback`). The two sides' observations
+//! are compared op by op, equal up to a consistent renaming of the ids Node
+//! hands out itself (`newAsyncId()` results and tick ids).
+//! docs/conformance.md describes the harness, what it can express, and the
+//! mismatches found.
+//!
+//! The path of a trace: `prepare` runs it on the model and asks
+//! [`decide`] whether node can express each op, from the model's own state;
+//! [`emit`] writes the program (the trace's own text and what the model's
+//! run adds); [`harness`] runs it; [`observe`] reads node's output, itself a
+//! trace with `=>` lines; `compare` holds the two against each other.
 //!
 //! Entry points: [`conform_trace`] (one trace) and [`conform_random`]
-//! (seeded random traces from [`generate`]).
+//! (seeded random traces from the shared generator, [`random_case`]).
 
-pub mod generate;
+pub mod decide;
+pub mod emit;
 pub mod harness;
 pub mod known;
 pub mod observe;
 pub mod scenarios;
 pub mod stack;
-pub mod translate;
 
+pub use decide::{Decider, Unsupported};
 pub use harness::{Capabilities, Harness, NodeSelection};
 pub use observe::NodeObservation;
 pub use scenarios::ScenarioReport;
-pub use translate::Unsupported;
 
-use model::vocab::{trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView, Runtime};
+use crate::generate::CaseGen;
+use model::eager::EagerStack;
+use model::env::Frame;
+use model::vocab::{trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView};
 use model::Eager;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -153,6 +162,13 @@ pub struct Verdict {
     pub renamed: Vec<(AsyncId, AsyncId)>,
     /// The deepest the id stack got (the model's `kStackLength`).
     pub max_stack_length: u32,
+    /// Some op ran after the main script's scope closed (from the event
+    /// loop).
+    pub after_main: bool,
+    /// JS ran in a native scope after a handled uncaught exception in it (an
+    /// addon calling into JS again in a `node::CallbackScope`, RunTimers
+    /// calling its callback again).
+    pub js_after_handled_exception: bool,
 }
 
 impl Verdict {
@@ -201,91 +217,144 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// The model side of a trace.
-struct ModelRun {
+/// A trace made ready for node: the model's run of it (cut after its
+/// terminal observation, then a close for every frame it left open),
+/// decided op by op ([`decide`]) and noted for the program ([`emit::Plan`]).
+struct Prepared {
     ops: Vec<Op>,
     given: usize,
     cut: usize,
     observations: Vec<Vec<Observation>>,
-    assigned: Vec<Option<AsyncId>>,
+    plan: emit::Plan,
     max_stack_length: u32,
+    after_main: bool,
+    js_after_handled_exception: bool,
+    /// The first op node cannot express.
+    refusal: Option<Unsupported>,
 }
 
-fn closing_op(frame: &model::env::Frame<model::eager::EagerStack>) -> Op {
+/// The op that ends `frame` as its function returns.
+fn closing_op(frame: &Frame<EagerStack>) -> Op {
     match frame {
-        model::env::Frame::Native(_) => Op::CloseScope { threw: false },
-        model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
-        model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
-        model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
-        model::env::Frame::Tick { .. } => Op::EndTick,
-        model::env::Frame::Microtask { .. } => Op::EndMicrotask,
+        Frame::Native(_) => Op::CloseScope { threw: false },
+        Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
+        Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+        Frame::AlsRun { .. } => Op::EndAlsRun,
+        Frame::Tick { .. } => Op::EndTick,
+        Frame::Microtask { .. } => Op::EndMicrotask,
     }
 }
 
-fn apply_model(
-    env: &mut Eager,
-    index: usize,
-    op: &Op,
-) -> Result<(Vec<Observation>, Option<AsyncId>), ConformError> {
-    let obs = env.apply(op).map_err(|e| ConformError::ModelRejected {
-        index,
-        op: op.to_string(),
-        error: match e {
-            OpError::Impossible(why) => why,
-            other => other.to_string(),
-        },
-    })?;
-    let assigned = match op {
-        Op::NewAsyncId => obs.iter().find_map(|o| match o {
-            Observation::NewAsyncId(id) => Some(*id),
-            _ => None,
-        }),
-        Op::NextTick { .. } | Op::NextTickBody => {
-            Some(env.async_hooks.async_id_fields.k_async_id_counter)
-        }
-        _ => None,
-    };
-    Ok((obs, assigned))
-}
-
-fn run_model(input: &[Op], profile: NodeVersion) -> Result<ModelRun, ConformError> {
-    let mut env = Eager::for_version(profile);
-    let mut run = ModelRun {
+/// Run `input` on the model, on the binary's own profile, deciding each op
+/// for the binary as it goes. The model's rejection of an op comes first
+/// (the trace is not a Node program), but for an op only Node 26 has, which
+/// on a v20 binary is the binary's refusal; then the first op node cannot
+/// express. A trace nested deeper than node's stack holds is refused at the
+/// op that gets there, before the model runs further.
+fn prepare(input: &[Op], capabilities: Capabilities) -> Result<Prepared, ConformError> {
+    let max_nesting = stack::NodeStack::get().max_nesting();
+    let mut env = Eager::for_version(capabilities.profile);
+    let mut decider = Decider::new(capabilities);
+    let mut p = Prepared {
         ops: Vec::new(),
         given: 0,
         cut: 0,
         observations: Vec::new(),
-        assigned: Vec::new(),
+        plan: emit::Plan::default(),
         max_stack_length: env.async_hooks.fields.k_stack_length,
+        after_main: false,
+        js_after_handled_exception: false,
+        refusal: None,
     };
     for (i, op) in input.iter().enumerate() {
-        let (obs, assigned) = apply_model(&mut env, i, op)?;
-        run.ops.push(op.clone());
-        run.observations.push(obs);
-        run.assigned.push(assigned);
-        run.max_stack_length = run
-            .max_stack_length
-            .max(env.async_hooks.fields.k_stack_length);
+        p.step(&mut env, &mut decider, op.clone(), max_nesting)?;
         if env.exited {
-            run.cut = input.len() - i - 1;
+            p.cut = input.len() - i - 1;
             break;
         }
     }
-    run.given = run.ops.len();
-    while !env.exited {
-        let Some(frame) = env.frames.last() else {
-            break;
-        };
-        let op = closing_op(frame);
-        let (obs, assigned) = apply_model(&mut env, run.ops.len(), &op)?;
-        run.ops.push(op);
-        run.observations.push(obs);
-        run.assigned.push(assigned);
+    p.given = p.ops.len();
+    while let Some(op) = env.frames.last().filter(|_| !env.exited).map(closing_op) {
+        p.step(&mut env, &mut decider, op, max_nesting)?;
     }
-    Ok(run)
+    match p.refusal.take() {
+        Some(u) => Err(ConformError::Unsupported(u)),
+        None => Ok(p),
+    }
 }
 
-/// Every group where the two sides differ, in order.
+impl Prepared {
+    fn step(
+        &mut self,
+        env: &mut Eager,
+        decider: &mut Decider,
+        op: Op,
+        max_nesting: usize,
+    ) -> Result<(), ConformError> {
+        let index = self.ops.len();
+        if self.refusal.is_none() {
+            self.refusal = decider.decide(env, &op).err();
+        }
+        self.plan.before(index, env, &op);
+        self.after_main |= env.frames.is_empty();
+        if let Some(Frame::Native(scope)) = env.frames.last() {
+            self.js_after_handled_exception |= scope.handled_exception && !op.closes_frame();
+        }
+        let observations = match decider.run(env, &op) {
+            Ok(obs) => obs,
+            Err(_) if op.needs_node26() && self.refusal.is_some() => {
+                return Err(ConformError::Unsupported(
+                    self.refusal.take().expect("is_some"),
+                ));
+            }
+            Err(e) => {
+                return Err(ConformError::ModelRejected {
+                    index,
+                    op: op.to_string(),
+                    error: match e {
+                        OpError::Impossible(why) => why,
+                        other => other.to_string(),
+                    },
+                })
+            }
+        };
+        self.plan.after(index, &op, env, &observations);
+        let depth = decider.depth(env);
+        if depth > max_nesting {
+            let refusal = self
+                .refusal
+                .take()
+                .unwrap_or_else(|| too_deep(index, &op, depth));
+            return Err(ConformError::Unsupported(refusal));
+        }
+        self.max_stack_length = (self.max_stack_length).max(env.async_hooks.fields.k_stack_length);
+        self.ops.push(op);
+        self.observations.push(observations);
+        Ok(())
+    }
+}
+
+/// The refusal of op `index`, after which node's stack would hold `depth`
+/// frames, more than it can.
+fn too_deep(index: usize, op: &Op, depth: usize) -> Unsupported {
+    let stack = stack::NodeStack::get();
+    Unsupported {
+        index,
+        op: op.to_string(),
+        reason: format!(
+            "it opens frame {depth} (the main script's scope is the first); node runs with a {} MiB stack ({}), which holds {} nested frames at the {} KiB a frame may take",
+            stack.bytes >> 20,
+            if stack.bytes < stack::WANTED_STACK_BYTES {
+                "the hard limit of this process's stack, `ulimit -Hs`"
+            } else {
+                "what the harness gives it"
+            },
+            stack.max_nesting(),
+            stack::BYTES_PER_LEVEL >> 10
+        ),
+    }
+}
+
 /// Whether node's observations are ones the model allows: the same, or
 /// anything where the model says a resource is unspecified (a read of freed
 /// memory in Node): a value outside the shared vocabulary, or the process
@@ -312,6 +381,7 @@ fn admits_all(expected: &[&Observation], seen: &[NodeObservation]) -> bool {
             })
 }
 
+/// Every group where the two sides differ, in order.
 fn compare(
     ops: &[Op],
     model: &[Vec<Observation>],
@@ -344,11 +414,17 @@ fn compare(
             break;
         }
     }
-    // A marker of an op the translation did not mark would be a harness bug.
-    for (&op, obs) in node.groups.iter().filter(|(op, _)| !starts.contains(op)) {
+    // A marker of an op the program does not mark, or one naming another
+    // op than the trace's, would be a harness bug.
+    for (&index, obs) in &node.groups {
+        let text = match node.ops.get(&index) {
+            _ if starts.binary_search(&index).is_err() => format!("(unexpected marker {index})"),
+            Some(ran) if ops.get(index) != Some(ran) => format!("(node ran `{ran}` as op {index})"),
+            _ => continue,
+        };
         found.push(Mismatch {
-            ops: op..op + 1,
-            text: vec![format!("(unexpected marker {op})")],
+            ops: index..index + 1,
+            text: vec![text],
             model: Vec::new(),
             node: obs.clone(),
         });
@@ -362,10 +438,9 @@ fn compare(
 /// before it allocates any of that.
 pub const MAX_OPS: usize = 4_000_000;
 
-/// Refuse, before anything is allocated, a trace the harness cannot run:
-/// more than [`MAX_OPS`] ops, or frames nested deeper than node's stack
-/// holds ([`stack::NodeStack::max_nesting`]). The refusal names the first op
-/// past the limit.
+/// Refuse, before anything is allocated, a trace with more than
+/// [`MAX_OPS`] ops, naming the first op past the limit. (A trace nested
+/// deeper than node's stack holds is refused as the model runs it.)
 pub fn preflight(ops: &[Op]) -> Result<(), Unsupported> {
     if ops.len() > MAX_OPS {
         return Err(Unsupported {
@@ -377,33 +452,6 @@ pub fn preflight(ops: &[Op]) -> Result<(), Unsupported> {
             ),
         });
     }
-    let stack = stack::NodeStack::get();
-    let max = stack.max_nesting();
-    // The main script's scope is open at the start.
-    let mut depth = 1usize;
-    for (index, op) in ops.iter().enumerate() {
-        if op.opens_frame() {
-            depth += 1;
-            if depth > max {
-                return Err(Unsupported {
-                    index,
-                    op: op.to_string(),
-                    reason: format!(
-                        "it opens frame {depth} (the main script's scope is the first); node runs with a {} MiB stack ({}), which holds {max} nested frames at the {} KiB a frame may take",
-                        stack.bytes >> 20,
-                        if stack.bytes < stack::WANTED_STACK_BYTES {
-                            "the hard limit of this process's stack, `ulimit -Hs`"
-                        } else {
-                            "what the harness gives it"
-                        },
-                        stack::BYTES_PER_LEVEL >> 10
-                    ),
-                });
-            }
-        } else if op.closes_frame() {
-            depth = depth.saturating_sub(1);
-        }
-    }
     Ok(())
 }
 
@@ -411,21 +459,8 @@ impl Harness {
     /// [`conform_trace`] with this harness.
     pub fn conform_trace(&self, ops: &[Op], keep: Option<&Path>) -> Result<Verdict, ConformError> {
         preflight(ops).map_err(ConformError::Unsupported)?;
-        // The model runs on the binary's own profile. An op only Node 26 has
-        // is refused by the v20 profile; on a v20 binary that is the
-        // translator's refusal (the binary cannot express it), said as such.
-        let run = match run_model(ops, self.capabilities.profile) {
-            Err(ConformError::ModelRejected { index, .. })
-                if ops.get(index).is_some_and(Op::needs_node26) =>
-            {
-                translate::check_with(&ops[..=index], self.capabilities)
-                    .map_err(ConformError::Unsupported)?;
-                run_model(ops, self.capabilities.profile)?
-            }
-            other => other?,
-        };
-        let program = translate::translate(&run.ops, &run.assigned, &self.addon, self.capabilities)
-            .map_err(ConformError::Unsupported)?;
+        let run = prepare(ops, self.capabilities)?;
+        let program = emit::program(&run.ops, &run.plan, &self.addon);
         let node_run = self.run_as(&program.source, &program.node_args, program.module, keep)?;
         let output = observe::read(&node_run);
         if let Some(dir) = keep {
@@ -476,6 +511,8 @@ impl Harness {
             end: output.end,
             renamed: output.renamed,
             max_stack_length: run.max_stack_length,
+            after_main: run.after_main,
+            js_after_handled_exception: run.js_after_handled_exception,
         };
         if let Some(dir) = keep {
             std::fs::write(dir.join("verdict.txt"), verdict.to_string())
@@ -491,26 +528,15 @@ impl Harness {
             seed,
             ..Summary::default()
         };
-        let traces: Vec<(usize, u64, Vec<Op>)> = (0..cases)
-            .map(|case| {
-                let case_seed = generate::case_seed(seed, case as u64);
-                (
-                    case,
-                    case_seed,
-                    generate::generate_with(
-                        case_seed,
-                        generate::DEFAULT_MAX_OPS,
-                        self.capabilities,
-                    ),
-                )
-            })
+        let traces: Vec<(usize, Vec<Op>)> = (0..cases)
+            .map(|case| (case, random_case(seed, case as u64, self.capabilities)))
             .collect();
         let workers = std::thread::available_parallelism()
             .map_or(4, |n| n.get())
             .clamp(1, 8);
         let mut results: Vec<CaseResult> = Vec::with_capacity(cases);
         std::thread::scope(|scope| {
-            let chunks: Vec<&[(usize, u64, Vec<Op>)]> =
+            let chunks: Vec<&[(usize, Vec<Op>)]> =
                 traces.chunks(cases.div_ceil(workers).max(1)).collect();
             let handles: Vec<_> = chunks
                 .into_iter()
@@ -518,10 +544,10 @@ impl Harness {
                     scope.spawn(move || {
                         chunk
                             .iter()
-                            .map(|(case, case_seed, ops)| {
+                            .map(|(case, ops)| {
                                 let dir = keep.map(|k| k.join(format!("case-{case:04}")));
                                 let verdict = self.conform_trace(ops, dir.as_deref());
-                                (*case, *case_seed, ops.clone(), verdict)
+                                (*case, ops.clone(), verdict)
                             })
                             .collect::<Vec<_>>()
                     })
@@ -537,7 +563,7 @@ impl Harness {
             }
         });
         results.sort_by_key(|r| r.0);
-        for (case, case_seed, ops, verdict) in results {
+        for (case, ops, verdict) in results {
             match verdict {
                 Ok(v) => {
                     for op in &v.ops {
@@ -557,7 +583,7 @@ impl Harness {
                     for kind in kinds {
                         *summary.cases_with.entry(kind).or_default() += 1;
                     }
-                    if generate::js_after_handled_exception(&v.ops) {
+                    if v.js_after_handled_exception {
                         summary.js_after_handled_exception += 1;
                     }
                     summary.deepest = summary.deepest.max(v.max_stack_length);
@@ -568,7 +594,7 @@ impl Harness {
                         _ => "ran to the end".to_string(),
                     };
                     *summary.endings.entry(ending).or_default() += 1;
-                    if runs_after_main(&v.ops) {
+                    if v.after_main {
                         summary.after_main += 1;
                     }
                     summary.ops_run += v.ops.len();
@@ -579,7 +605,7 @@ impl Harness {
                         None => summary.equal += 1,
                         Some(m) => summary.mismatches.push(CaseMismatch {
                             case,
-                            seed: case_seed,
+                            seed,
                             trace: trace::print(&v.ops),
                             mismatch: m,
                             known: v.known,
@@ -616,31 +642,45 @@ pub fn conform_trace(ops: &[Op], keep: Option<&Path>) -> Result<Verdict, Conform
     Harness::shared()?.conform_trace(ops, keep)
 }
 
-/// Whether an op follows the close of the main script's scope.
-fn runs_after_main(ops: &[Op]) -> bool {
-    let mut depth = 1usize;
-    for (i, op) in ops.iter().enumerate() {
-        if op.opens_frame() {
-            depth += 1;
-        } else if op.closes_frame() {
-            depth -= 1;
-            if depth == 0 {
-                return i + 1 < ops.len();
-            }
+/// The longest random case [`conform_random`] draws (closes appended for
+/// open frames come on top).
+pub const CASE_OPS: usize = 40;
+
+/// Random case `case` of the run with `seed` for a binary with
+/// `capabilities`: the shared generator's ([`CaseGen`]: each op drawn from
+/// the eager model's state, on the binary's profile, which a v20 case names
+/// first), without the ops node cannot express there ([`Decider`]): such an
+/// op is dropped and the next one drawn, so that a new op of the generator
+/// is drawn here as soon as the decider lets it through.
+pub fn random_case(seed: u64, case: u64, capabilities: Capabilities) -> Vec<Op> {
+    let mut gen = CaseGen::new(seed, case, CASE_OPS);
+    let mut env = Eager::new();
+    let mut decider = Decider::new(capabilities);
+    let mut ops = Vec::new();
+    let mut keep = |env: &mut Eager, op: Op| {
+        if let Ok(Ok(_)) = decider.apply(env, &op) {
+            ops.push(op);
         }
+    };
+    if capabilities.profile != NodeVersion::V26 {
+        keep(&mut env, Op::NodeVersion(capabilities.profile));
     }
-    false
+    while let Some(op) = gen.next_op(&env) {
+        keep(&mut env, op);
+    }
+    ops
 }
 
-/// A random case: number, seed, trace, and its verdict.
-type CaseResult = (usize, u64, Vec<Op>, Result<Verdict, ConformError>);
+/// A random case: number, trace, and its verdict.
+type CaseResult = (usize, Vec<Op>, Result<Verdict, ConformError>);
 
 /// One random case that did not match.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaseMismatch {
     /// The case number.
     pub case: usize,
-    /// Its generator seed ([`generate::generate`] with it gives the trace).
+    /// The run's seed ([`random_case`] with it and the case number gives
+    /// the trace).
     pub seed: u64,
     /// The trace as run.
     pub trace: String,
@@ -685,7 +725,7 @@ pub struct Summary {
     /// How many compared cases contain each op kind (once per case).
     pub cases_with: BTreeMap<&'static str, usize>,
     /// Compared cases where JS ran in a native scope after a handled
-    /// uncaught exception in it ([`generate::js_after_handled_exception`]).
+    /// uncaught exception in it ([`Verdict::js_after_handled_exception`]).
     pub js_after_handled_exception: usize,
 }
 
@@ -842,6 +882,16 @@ mod tests {
             (1, vec![model[1][0].clone(), model[2][0].clone()]),
         ]);
         assert!(compare(&ops, &model, &[0, 1], &fused).is_empty());
+        // Node ran another op than the trace's as op 1: shown, not passed.
+        let mut other = output(&[
+            (0, model[0].clone()),
+            (1, model[1].clone()),
+            (2, model[2].clone()),
+        ]);
+        other.ops.insert(1, Op::ExecutionAsyncId);
+        let found = compare(&ops, &model, &[0, 1, 2], &other);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].text, ["(node ran `execution-async-id` as op 1)"]);
         // A death before the last marker: that group is empty on node's side.
         let died = output(&[(0, model[0].clone())]);
         assert_eq!(compare(&ops, &model, &[0, 1, 2], &died).len(), 2);
@@ -849,6 +899,7 @@ mod tests {
 
     #[test]
     fn the_model_side_completes_and_cuts() {
+        let v20 = Capabilities::default();
         let ops = vec![Op::OpenScope {
             kind: model::vocab::ScopeKind::CallbackScope,
             context: model::vocab::AsyncContext {
@@ -861,21 +912,85 @@ mod tests {
             },
             flags: model::vocab::ScopeFlags::default(),
         }];
-        let run = match run_model(&ops, NodeVersion::V20) {
-            Ok(r) => r,
-            Err(e) => panic!("{e}"),
-        };
+        let run = prepare(&ops, v20).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(run.given, 1);
         assert_eq!(run.ops.len(), 3, "the scope's close and the main script's");
         let dies = vec![Op::EmitAfter { async_id: 9 }, Op::ExecutionAsyncId];
-        let run = match run_model(&dies, NodeVersion::V20) {
-            Ok(r) => r,
-            Err(e) => panic!("{e}"),
-        };
+        let run = prepare(&dies, v20).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((run.given, run.cut, run.ops.len()), (1, 1, 1));
         assert!(matches!(
-            run_model(&[Op::ExitRunInAsyncScope], NodeVersion::V20),
+            prepare(&[Op::ExitRunInAsyncScope], v20),
             Err(ConformError::ModelRejected { index: 0, .. })
         ));
+    }
+
+    #[test]
+    fn the_model_rejects_before_node_refuses_but_for_node_26_ops() {
+        let v20 = Capabilities::default();
+        // `stop` (op 0) cannot run on node; the model rejects op 1.
+        let rejected = [Op::Stop, Op::ExitRunInAsyncScope];
+        assert!(matches!(
+            prepare(&rejected, v20),
+            Err(ConformError::ModelRejected { index: 1, .. })
+        ));
+        // An ALS op, which the v20 profile rejects: the binary's refusal.
+        let als = [Op::AlsGetStore(model::vocab::AlsId(1))];
+        match prepare(&als, v20) {
+            Err(ConformError::Unsupported(u)) => {
+                assert!(u.reason.contains("built on async hooks"), "{u}")
+            }
+            other => panic!("expected the binary's refusal, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn random_cases_are_the_same_each_time_and_node_can_run_them() {
+        for caps in [Capabilities::default(), Capabilities::node26()] {
+            for case in 0..200 {
+                let ops = random_case(7, case, caps);
+                assert_eq!(ops, random_case(7, case, caps));
+                assert!(ops.len() <= CASE_OPS + 1, "case {case}: {}", ops.len());
+                if let Err(e) = prepare(&ops, caps) {
+                    panic!("case {case} ({caps:?}): {e}\n{}", trace::print(&ops));
+                }
+            }
+        }
+    }
+
+    /// Each situation of what real programs do (an ES module entry,
+    /// RunTimers' scope, a scope closed out of order, JS after a handled
+    /// exception in a scope), and on Node 26 the Global holders and the ALS
+    /// ops, is in at least 2 % of the random cases: the generator's draws
+    /// reach conformance through the decider.
+    #[test]
+    fn random_cases_draw_what_real_programs_do() {
+        for caps in [Capabilities::default(), Capabilities::node26()] {
+            let mut cases_with: BTreeMap<&str, usize> = BTreeMap::new();
+            for case in 0..1000 {
+                let ops = random_case(1, case, caps);
+                let run = prepare(&ops, caps).unwrap_or_else(|e| panic!("{e}"));
+                let mut kinds: std::collections::BTreeSet<&str> =
+                    ops.iter().map(|op| op.kind().name()).collect();
+                if run.js_after_handled_exception {
+                    kinds.insert("JS after a handled exception");
+                }
+                for kind in kinds {
+                    *cases_with.entry(kind).or_default() += 1;
+                }
+            }
+            let mut wanted = vec![
+                "entry-module",
+                "timers-scope",
+                "close-outer",
+                "JS after a handled exception",
+            ];
+            if caps.global_callback_scope {
+                wanted.extend(["reset-global", "als-run", "als-get-store", "async-resource"]);
+            }
+            for kind in wanted {
+                let n = cases_with.get(kind).copied().unwrap_or(0);
+                assert!(n >= 20, "{kind}: in {n} of 1000 cases ({caps:?})");
+            }
+        }
     }
 }

@@ -1,12 +1,13 @@
-//! Reading a node run back: the JSON lines, the markers, and how the process
-//! ended, as [`Observation`]s in the model's numbering.
+//! Reading a node run back: node's output is a trace (each op's line, then
+//! what it showed as `=>` lines in the model's own syntax), read with the
+//! trace parser and an [`Observation`] reader, Node's ids renamed to the
+//! model's in one place (`Renamer`); and how the process ended.
 
 use super::harness::NodeRun;
 use model::vocab::{
-    AlsId, AsyncId, FailedCheck, HookEvent, HookId, Observation, ResourceId, ResourceView,
+    AlsId, AsyncId, FailedCheck, HookEvent, HookId, Observation, Op, ResourceId, ResourceView,
     StoreValue,
 };
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
@@ -51,183 +52,194 @@ impl fmt::Display for NodeObservation {
 pub struct NodeOutput {
     /// By the index of the op whose marker they follow.
     pub groups: BTreeMap<usize, Vec<NodeObservation>>,
-    /// Observations after `{"k":"start"}` and before the first marker
-    /// (there should be none).
+    /// The op each marker names, by its index, as node ran it (parsed back
+    /// with the trace parser).
+    pub ops: BTreeMap<usize, Op>,
+    /// Observations after `# start` and before the first marker (there
+    /// should be none).
     pub before_first: Vec<NodeObservation>,
-    /// The runtime prologue finished (`{"k":"start"}` was seen).
+    /// The runtime prologue finished (`# start` was seen).
     pub started: bool,
     /// What happened after the main script's scope closed (the event loop),
     /// as text: not compared.
     pub epilogue: Vec<String>,
-    /// Node's id for each id the model handed out, from the `assign` lines.
+    /// Node's id for each id the model handed out, from the `# assign` lines.
     pub renamed: Vec<(AsyncId, AsyncId)>,
     /// How the process ended, in words.
     pub end: String,
 }
 
-fn as_id(v: Option<&Value>) -> Option<AsyncId> {
-    let f = v?.as_f64()?;
-    if f.fract() == 0.0 && f.abs() < 9.0e15 {
-        Some(f as AsyncId)
-    } else {
-        None
-    }
-}
-
-/// `A<n>`, an `AsyncLocalStorage` of the trace.
-fn als_name(v: Option<&Value>) -> Result<AlsId, String> {
-    let a = v.and_then(Value::as_str).unwrap_or("");
-    a.strip_prefix('A')
-        .and_then(|n| n.parse::<u32>().ok())
-        .map(AlsId)
-        .ok_or_else(|| format!("AsyncLocalStorage name {a:?}"))
-}
-
-/// A store the trace gave (a `u32`); anything else is named as it is.
-fn store_value(v: &Value) -> Result<StoreValue, String> {
-    v.as_u64()
-        .and_then(|n| StoreValue::try_from(n).ok())
-        .ok_or_else(|| format!("a store that no op of the trace gave: {v}"))
-}
-
+/// Node's ids, renamed to the model's: the `# assign MODEL NODE` lines of
+/// the run. The one place ids are renamed.
 struct Renamer {
     node_to_model: HashMap<AsyncId, AsyncId>,
 }
 
 impl Renamer {
-    fn id(&self, v: Option<&Value>) -> Result<AsyncId, String> {
-        let id = as_id(v).ok_or_else(|| format!("not an integer id: {v:?}"))?;
-        Ok(self.map(id))
-    }
-
     fn map(&self, id: AsyncId) -> AsyncId {
         self.node_to_model.get(&id).copied().unwrap_or(id)
     }
 
-    fn resource(&self, v: Option<&Value>) -> Result<ResourceView, String> {
-        let s = v.and_then(Value::as_str).ok_or("missing resource")?;
-        match s {
-            "undefined" => Ok(ResourceView::Undefined),
-            "top" => Ok(ResourceView::TopLevel),
-            "main" => Ok(ResourceView::Main),
-            "process" => Ok(ResourceView::Process),
-            _ => {
-                if let Some(n) = s.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()) {
-                    return Ok(ResourceView::Resource(ResourceId(n)));
-                }
-                if let Some(id) = s.strip_prefix("tick:").and_then(|n| n.parse::<f64>().ok()) {
-                    if id.fract() == 0.0 {
-                        return Ok(ResourceView::TickObject(self.map(id as AsyncId)));
-                    }
-                }
-                for (prefix, view) in [
-                    (
-                        "microtask:",
-                        ResourceView::Microtask as fn(AsyncId) -> ResourceView,
-                    ),
-                    ("promise:", ResourceView::Promise),
-                ] {
-                    if let Some(id) = s.strip_prefix(prefix).and_then(|n| n.parse::<f64>().ok()) {
-                        if id.fract() == 0.0 {
-                            return Ok(view(self.map(id as AsyncId)));
-                        }
-                    }
-                }
-                if let Some(id) = s
-                    .strip_prefix("immediate:")
-                    .and_then(|n| n.parse::<f64>().ok())
-                {
-                    if id.fract() == 0.0 {
-                        return Ok(ResourceView::Immediate(self.map(id as AsyncId)));
-                    }
-                }
-                Err(format!("resource {s}"))
-            }
-        }
+    fn id(&self, s: &str) -> Result<AsyncId, String> {
+        s.trim()
+            .parse::<AsyncId>()
+            .map(|id| self.map(id))
+            .map_err(|_| format!("not an integer id: {s:?}"))
     }
 
-    fn line(&self, v: &Value) -> Result<Observation, String> {
-        let k = v.get("k").and_then(Value::as_str).unwrap_or("");
-        match k {
-            "eid" => Ok(Observation::ExecutionAsyncId(self.id(v.get("v"))?)),
-            "tid" => Ok(Observation::TriggerAsyncId(self.id(v.get("v"))?)),
-            "dtid" => Ok(Observation::DefaultTriggerAsyncId(self.id(v.get("v"))?)),
-            "new" => Ok(Observation::NewAsyncId(self.id(v.get("v"))?)),
-            "ear" => Ok(Observation::ExecutionAsyncResource(
-                self.resource(v.get("r"))?,
-            )),
-            "tick" => Ok(Observation::Tick {
-                async_id: self.id(v.get("id"))?,
-                execution_async_id: self.id(v.get("e"))?,
-                trigger_async_id: self.id(v.get("t"))?,
-                resource: match v.get("r") {
-                    None => None,
-                    Some(r) => Some(self.resource(Some(r))?),
-                },
-            }),
-            "store" => Ok(Observation::Store {
-                als: als_name(v.get("a"))?,
-                value: match v.get("v") {
-                    None | Some(Value::Null) => None,
-                    Some(x) => Some(store_value(x)?),
-                },
-            }),
-            "tickstore" => Ok(Observation::TickStore {
-                async_id: self.id(v.get("id"))?,
-                als: als_name(v.get("a"))?,
-                value: store_value(v.get("v").unwrap_or(&Value::Null))?,
-            }),
-            "rej" => Ok(Observation::UnhandledRejection {
-                execution_async_id: self.id(v.get("e"))?,
-                trigger_async_id: self.id(v.get("t"))?,
-            }),
-            "micro" => Ok(Observation::Microtask {
-                promise: v.get("p").and_then(Value::as_u64) == Some(1),
-                execution_async_id: self.id(v.get("e"))?,
-                trigger_async_id: self.id(v.get("t"))?,
-            }),
-            "hook" => {
-                let h = v.get("h").and_then(Value::as_str).unwrap_or("");
-                let hook = h
-                    .strip_prefix('H')
-                    .and_then(|n| n.parse::<u32>().ok())
-                    .map(HookId)
-                    .ok_or_else(|| format!("hook name {h}"))?;
-                let async_id = self.id(v.get("id"))?;
-                let ev = v.get("ev").and_then(Value::as_str).unwrap_or("");
-                let event = match ev {
-                    "init" => {
-                        let type_name = v
-                            .get("type")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string();
-                        let resource = self.resource(v.get("r")).map_err(|e| {
-                            format!("{hook}.init({async_id}, {type_name}, ..) with {e} in the hook")
-                        })?;
-                        HookEvent::Init {
-                            async_id,
-                            type_name,
-                            trigger_async_id: self.id(v.get("trig"))?,
-                            resource,
-                        }
-                    }
-                    "before" => HookEvent::Before(async_id),
-                    "after" => HookEvent::After(async_id),
-                    "destroy" => HookEvent::Destroy(async_id),
-                    "promiseResolve" => HookEvent::PromiseResolve(async_id),
-                    other => return Err(format!("{hook}.{other}({async_id})")),
-                };
-                Ok(Observation::Hook {
-                    hook,
-                    event,
-                    execution_async_id: self.id(v.get("e"))?,
-                    trigger_async_id: self.id(v.get("t"))?,
-                })
-            }
-            _ => Err(format!("unreadable line {v}")),
-        }
+    /// `[E, T]`.
+    fn pair(&self, s: &str) -> Result<(AsyncId, AsyncId), String> {
+        let inner = (s.strip_prefix('[').and_then(|s| s.strip_suffix(']')))
+            .ok_or_else(|| format!("not an id pair: {s:?}"))?;
+        let (e, t) = (inner.split_once(", ")).ok_or_else(|| format!("not an id pair: {s:?}"))?;
+        Ok((self.id(e)?, self.id(t)?))
     }
+
+    /// A resource as `ResourceView`'s Display writes it.
+    fn resource(&self, s: &str) -> Result<ResourceView, String> {
+        let numbered = |prefix: &str| s.strip_prefix(prefix).map(|n| self.id(n));
+        Ok(match s {
+            "undefined" => ResourceView::Undefined,
+            "topLevelResource" => ResourceView::TopLevel,
+            "main" => ResourceView::Main,
+            "process" => ResourceView::Process,
+            _ => {
+                if let Some(n) = s.strip_prefix('R').and_then(|n| n.parse::<u32>().ok()) {
+                    ResourceView::Resource(ResourceId(n))
+                } else if let Some(id) = numbered("tick:") {
+                    ResourceView::TickObject(id?)
+                } else if let Some(id) = numbered("immediate:") {
+                    ResourceView::Immediate(id?)
+                } else if let Some(id) = numbered("microtask:") {
+                    ResourceView::Microtask(id?)
+                } else if let Some(id) = numbered("promise:") {
+                    ResourceView::Promise(id?)
+                } else {
+                    return Err(format!("a resource the vocabulary has no name for: {s}"));
+                }
+            }
+        })
+    }
+
+    /// An observation as the model writes it (`Observation`'s Display, the
+    /// trace format's `=>` lines), Node's ids renamed.
+    fn observation(&self, text: &str) -> Result<Observation, String> {
+        if let Some(rest) = text.strip_prefix("tick ") {
+            let (id, rest) = rest.split_once(' ').ok_or("a tick without ids")?;
+            let async_id = self.id(id)?;
+            if let Some(store) = rest.strip_prefix("store ") {
+                let (als, value) = store_of(store)?;
+                let value = value.ok_or("a tick's store that is undefined")?;
+                return Ok(Observation::TickStore {
+                    async_id,
+                    als,
+                    value,
+                });
+            }
+            let rest = rest
+                .strip_prefix("sees ")
+                .ok_or("a tick that sees nothing")?;
+            let (pair, resource) = match rest.split_once(" resource ") {
+                Some((pair, r)) => (pair, Some(self.resource(r)?)),
+                None => (rest, None),
+            };
+            let (execution_async_id, trigger_async_id) = self.pair(pair)?;
+            return Ok(Observation::Tick {
+                async_id,
+                execution_async_id,
+                trigger_async_id,
+                resource,
+            });
+        }
+        for (prefix, promise) in [
+            ("promise reaction sees ", Some(true)),
+            ("microtask sees ", Some(false)),
+            ("unhandled rejection sees ", None),
+        ] {
+            if let Some(pair) = text.strip_prefix(prefix) {
+                let (execution_async_id, trigger_async_id) = self.pair(pair)?;
+                return Ok(match promise {
+                    Some(promise) => Observation::Microtask {
+                        promise,
+                        execution_async_id,
+                        trigger_async_id,
+                    },
+                    None => Observation::UnhandledRejection {
+                        execution_async_id,
+                        trigger_async_id,
+                    },
+                });
+            }
+        }
+        if let Some((call, pair)) = text.split_once(") in ") {
+            return self.hook(call, pair);
+        }
+        let (name, value) = text.split_once(" = ").ok_or("no ` = `")?;
+        Ok(match name {
+            "executionAsyncId" => Observation::ExecutionAsyncId(self.id(value)?),
+            "triggerAsyncId" => Observation::TriggerAsyncId(self.id(value)?),
+            "getDefaultTriggerAsyncId" => Observation::DefaultTriggerAsyncId(self.id(value)?),
+            "newAsyncId" => Observation::NewAsyncId(self.id(value)?),
+            "executionAsyncResource" => Observation::ExecutionAsyncResource(self.resource(value)?),
+            _ => {
+                let (als, value) = store_of(text)?;
+                Observation::Store { als, value }
+            }
+        })
+    }
+
+    /// `H<n>.EVENT(ARGS` and `[E, T]` of a hook callback.
+    fn hook(&self, call: &str, pair: &str) -> Result<Observation, String> {
+        let (hook, call) = call.split_once('.').ok_or("a hook without a callback")?;
+        let hook = (hook.strip_prefix('H').and_then(|n| n.parse::<u32>().ok()))
+            .map(HookId)
+            .ok_or_else(|| format!("hook name {hook}"))?;
+        let (event, args) = call
+            .split_once('(')
+            .ok_or("a hook callback without arguments")?;
+        let event = match event {
+            "init" => {
+                // `ID, TYPE, TRIGGER, RESOURCE`: the type in the middle.
+                let (id, rest) = args.split_once(", ").ok_or("init's arguments")?;
+                let (rest, resource) = rest.rsplit_once(", ").ok_or("init's arguments")?;
+                let (type_name, trigger) = rest.rsplit_once(", ").ok_or("init's arguments")?;
+                HookEvent::Init {
+                    async_id: self.id(id)?,
+                    type_name: type_name.to_string(),
+                    trigger_async_id: self.id(trigger)?,
+                    resource: self.resource(resource)?,
+                }
+            }
+            "before" => HookEvent::Before(self.id(args)?),
+            "after" => HookEvent::After(self.id(args)?),
+            "destroy" => HookEvent::Destroy(self.id(args)?),
+            "promiseResolve" => HookEvent::PromiseResolve(self.id(args)?),
+            other => return Err(format!("{hook}.{other}")),
+        };
+        let (execution_async_id, trigger_async_id) = self.pair(pair)?;
+        Ok(Observation::Hook {
+            hook,
+            event,
+            execution_async_id,
+            trigger_async_id,
+        })
+    }
+}
+
+/// `A<n>.getStore() = V`: the storage and its store (`undefined`: none).
+fn store_of(text: &str) -> Result<(AlsId, Option<StoreValue>), String> {
+    let (als, value) = (text.split_once(".getStore() = ")).ok_or("not a getStore()")?;
+    let als = (als.strip_prefix('A').and_then(|n| n.parse::<u32>().ok()))
+        .map(AlsId)
+        .ok_or_else(|| format!("AsyncLocalStorage name {als:?}"))?;
+    let value = match value {
+        "undefined" => None,
+        v => Some(
+            v.parse::<StoreValue>()
+                .map_err(|_| format!("a store that no op of the trace gave: {v}"))?,
+        ),
+    };
+    Ok((als, value))
 }
 
 /// `(actual: A, expected: E)` from `AsyncHooks::FailWithCorruptedAsyncStack`.
@@ -311,21 +323,22 @@ fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
     }
 }
 
-/// Read a run: stdout's JSON lines, split at the markers, with node's ids
-/// renamed to the model's; the process's end appended to the last group (or
-/// to the epilogue if the event loop had started).
+/// Read a run: node's output, a trace ([`super::emit`]): each op's line
+/// (`OP # INDEX`) and the `=>` lines after it, Node's ids renamed to the
+/// model's; the process's end appended to the last group (or to the
+/// epilogue if the event loop had started).
 pub fn read(run: &NodeRun) -> NodeOutput {
     let mut out = NodeOutput::default();
-    let lines: Vec<Result<Value, String>> = run
-        .stdout
-        .lines()
+    let lines: Vec<&str> = (run.stdout.lines())
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str::<Value>(l).map_err(|_| format!("unreadable line {l:?}")))
         .collect();
     let mut node_to_model = HashMap::new();
-    for v in lines.iter().flatten() {
-        if v.get("k").and_then(Value::as_str) == Some("assign") {
-            if let (Some(m), Some(n)) = (as_id(v.get("m")), as_id(v.get("v"))) {
+    for line in &lines {
+        let assigned = line
+            .strip_prefix("# assign ")
+            .and_then(|r| r.split_once(' '));
+        if let Some((m, n)) = assigned {
+            if let (Ok(m), Ok(n)) = (m.parse::<AsyncId>(), n.parse::<AsyncId>()) {
                 node_to_model.insert(n, m);
                 out.renamed.push((m, n));
             }
@@ -334,42 +347,54 @@ pub fn read(run: &NodeRun) -> NodeOutput {
     let renamer = Renamer { node_to_model };
     let mut current: Option<usize> = None;
     let mut in_loop = false;
-    for line in &lines {
-        let v = match line {
-            Ok(v) => v,
-            Err(e) => {
-                let o = NodeObservation::Other(e.clone());
-                push(&mut out, current, in_loop, o);
-                continue;
-            }
-        };
-        if let Some(op) = as_id(v.get("op")) {
-            let op = op.max(0) as usize;
-            out.groups.entry(op).or_default();
-            current = Some(op);
-            continue;
-        }
-        match v.get("k").and_then(Value::as_str) {
-            Some("start") => {
+    for &line in &lines {
+        match line {
+            "# start" => {
                 out.started = true;
                 continue;
             }
-            Some("assign") => continue,
-            Some("loop") => {
+            "# loop" => {
                 in_loop = true;
                 continue;
             }
+            _ if line.starts_with("# assign ") => continue,
             _ => {}
         }
         if in_loop {
-            out.epilogue.push(v.to_string());
+            out.epilogue.push(line.to_string());
             continue;
         }
-        let o = match renamer.line(v) {
-            Ok(o) => NodeObservation::Known(o),
-            Err(e) => NodeObservation::Other(e),
-        };
-        push(&mut out, current, in_loop, o);
+        if let Some(text) = line.strip_prefix("=> ") {
+            let o = match renamer.observation(text) {
+                Ok(o) => NodeObservation::Known(o),
+                Err(e) => NodeObservation::Other(format!("{text} ({e})")),
+            };
+            push(&mut out, current, o);
+            continue;
+        }
+        let marker =
+            (line.rsplit_once(" # ")).and_then(|(op, i)| Some((op, i.parse::<usize>().ok()?)));
+        match marker {
+            Some((op, index)) => {
+                out.groups.entry(index).or_default();
+                match op.parse::<Op>() {
+                    Ok(op) => {
+                        out.ops.insert(index, op);
+                    }
+                    Err(e) => push(
+                        &mut out,
+                        Some(index),
+                        NodeObservation::Other(format!("op line {op:?}: {e}")),
+                    ),
+                }
+                current = Some(index);
+            }
+            None => push(
+                &mut out,
+                current,
+                NodeObservation::Other(format!("unreadable line {line:?}")),
+            ),
+        }
     }
     let end = terminal(run, &renamer);
     out.end = match (&end, run.code, run.signal) {
@@ -382,17 +407,13 @@ pub fn read(run: &NodeRun) -> NodeOutput {
         if in_loop {
             out.epilogue.push(format!("{t}"));
         } else {
-            push(&mut out, current, false, t);
+            push(&mut out, current, t);
         }
     }
     out
 }
 
-fn push(out: &mut NodeOutput, current: Option<usize>, in_loop: bool, o: NodeObservation) {
-    if in_loop {
-        out.epilogue.push(o.to_string());
-        return;
-    }
+fn push(out: &mut NodeOutput, current: Option<usize>, o: NodeObservation) {
     match current {
         Some(op) => out.groups.entry(op).or_default().push(o),
         None => out.before_first.push(o),
@@ -414,17 +435,113 @@ mod tests {
     }
 
     #[test]
+    fn every_observation_reads_back_as_the_model_writes_it() {
+        let resources = [
+            ResourceView::Resource(ResourceId(3)),
+            ResourceView::Main,
+            ResourceView::TickObject(7),
+            ResourceView::Immediate(8),
+            ResourceView::TopLevel,
+            ResourceView::Process,
+            ResourceView::Undefined,
+            ResourceView::Microtask(9),
+            ResourceView::Promise(10),
+        ];
+        let mut all = vec![
+            Observation::ExecutionAsyncId(-1),
+            Observation::TriggerAsyncId(0),
+            Observation::DefaultTriggerAsyncId(12),
+            Observation::NewAsyncId(2),
+            Observation::Store {
+                als: AlsId(2),
+                value: Some(4),
+            },
+            Observation::Store {
+                als: AlsId(1),
+                value: None,
+            },
+            Observation::TickStore {
+                async_id: 5,
+                als: AlsId(1),
+                value: 3,
+            },
+            Observation::UnhandledRejection {
+                execution_async_id: 1,
+                trigger_async_id: 0,
+            },
+            Observation::Microtask {
+                promise: true,
+                execution_async_id: 6,
+                trigger_async_id: 2,
+            },
+            Observation::Microtask {
+                promise: false,
+                execution_async_id: 0,
+                trigger_async_id: 0,
+            },
+            Observation::Tick {
+                async_id: 4,
+                execution_async_id: 4,
+                trigger_async_id: 1,
+                resource: None,
+            },
+        ];
+        for (i, r) in resources.into_iter().enumerate() {
+            all.push(Observation::ExecutionAsyncResource(r));
+            all.push(Observation::Tick {
+                async_id: 4,
+                execution_async_id: 4,
+                trigger_async_id: 1,
+                resource: Some(r),
+            });
+            all.push(Observation::Hook {
+                hook: HookId(1 + i as u32),
+                event: HookEvent::Init {
+                    async_id: 7,
+                    type_name: "Tick, Object".to_string(),
+                    trigger_async_id: -1,
+                    resource: r,
+                },
+                execution_async_id: 5,
+                trigger_async_id: 1,
+            });
+        }
+        for event in [
+            HookEvent::Before(5),
+            HookEvent::After(5),
+            HookEvent::Destroy(5),
+            HookEvent::PromiseResolve(5),
+        ] {
+            all.push(Observation::Hook {
+                hook: HookId(2),
+                event,
+                execution_async_id: 0,
+                trigger_async_id: 0,
+            });
+        }
+        let renamer = Renamer {
+            node_to_model: HashMap::new(),
+        };
+        for o in all {
+            assert_eq!(renamer.observation(&o.to_string()), Ok(o.clone()), "{o}");
+        }
+    }
+
+    #[test]
     fn groups_renaming_and_the_corrupted_stack() {
         let out = read(&run(
             concat!(
-                "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"new\",\"v\":7}\n{\"k\":\"assign\",\"m\":2,\"v\":7}\n",
-                "{\"op\":1}\n{\"k\":\"hook\",\"h\":\"H1\",\"ev\":\"after\",\"id\":7,\"e\":1,\"t\":0}\n"
+                "# start\nnew-async-id # 0\n=> newAsyncId = 7\n# assign 2 7\n",
+                "emit-after 2 # 1\n=> H1.after(7) in [1, 0]\n"
             ),
             "Error: async hook stack has become corrupted (actual: 1, expected: 7)\n",
             Some(1),
             None,
         ));
         assert!(out.started);
+        assert_eq!(out.ops.get(&0), Some(&Op::NewAsyncId));
+        // The op's own line is what node ran; ids in it are the model's.
+        assert_eq!(out.ops.get(&1), Some(&Op::EmitAfter { async_id: 2 }));
         assert_eq!(
             out.groups[&0],
             vec![NodeObservation::Known(Observation::NewAsyncId(2))]
@@ -450,7 +567,7 @@ mod tests {
     #[test]
     fn checks_exits_and_the_epilogue() {
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nclose # 0\n",
             "  #  Assertion failed: (env_->trigger_async_id()) == (0)\n",
             None,
             Some(6),
@@ -462,7 +579,7 @@ mod tests {
             ))]
         );
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nuncaught-exception unhandled # 0\n",
             "Error: boom\n",
             Some(1),
             None,
@@ -472,19 +589,19 @@ mod tests {
             vec![NodeObservation::Known(Observation::Exit(1))]
         );
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"loop\"}\n{\"k\":\"eid\",\"v\":3}\n",
+            "# start\nclose # 0\n# loop\n=> H1.destroy(3) in [0, 0]\n",
             "",
             Some(0),
             None,
         ));
         assert_eq!(out.groups[&0], vec![]);
-        assert_eq!(out.epilogue.len(), 1);
+        assert_eq!(out.epilogue, vec!["=> H1.destroy(3) in [0, 0]".to_string()]);
     }
 
     #[test]
     fn deaths_outside_the_vocabulary_are_named() {
         let check = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nclose # 0\n",
             "  #  Assertion failed: (env->context_frame()) != (nullptr)\n",
             None,
             Some(6),
@@ -496,7 +613,7 @@ mod tests {
             )]
         );
         let v8 = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n",
+            "# start\nexecution-async-resource # 0\n",
             "#\n# Fatal error in , line 0\n# Check failed: IsJSReceiver(obj).\n#\n",
             None,
             Some(5),
@@ -508,7 +625,7 @@ mod tests {
                     .to_string()
             )]
         );
-        let segv = read(&run("{\"k\":\"start\"}\n{\"op\":0}\n", "", None, Some(11)));
+        let segv = read(&run("# start\nclose # 0\n", "", None, Some(11)));
         assert!(segv.groups[&0][0].is_terminal());
         assert_eq!(segv.end, "<died: killed by signal 11>");
         assert!(!NodeObservation::Other("x".to_string()).is_terminal());
@@ -517,7 +634,7 @@ mod tests {
     #[test]
     fn what_the_vocabulary_cannot_say_stays_visible() {
         let out = read(&run(
-            "{\"k\":\"start\"}\n{\"op\":0}\n{\"k\":\"ear\",\"r\":\"other:object:Foo\"}\nnot json\n",
+            "# start\nexecution-async-resource # 0\n=> executionAsyncResource = other:object:Foo\nnot a line of the trace\nno-such-op # 1\n",
             "",
             Some(0),
             None,
@@ -526,6 +643,9 @@ mod tests {
             &out.groups[&0][..],
             [NodeObservation::Other(_), NodeObservation::Other(_)]
         ));
+        // An op line the trace parser does not read is kept, by its index.
+        assert!(matches!(&out.groups[&1][..], [NodeObservation::Other(_)]));
+        assert!(!out.ops.contains_key(&1));
         let out = read(&run("", "SyntaxError\n", Some(1), None));
         assert!(!out.started);
         assert_eq!(

@@ -245,14 +245,22 @@ impl Harness {
         (outcome, unmet)
     }
 
-    /// How many ops at the start of `ops` this binary can run (the
-    /// translator accepts them, for its [`super::Capabilities`]), and why
-    /// the next one cannot, if there is one.
+    /// How many ops at the start of `ops` this binary can run (each one
+    /// the [`super::Decider`] accepts in the model's state, on the binary's
+    /// profile), and why the next one cannot, if there is one. An op the
+    /// model rejects, and the ops after the process ended, count as
+    /// runnable: [`Harness::conform_trace`] then says what became of them.
     pub fn expressible_prefix(&self, ops: &[model::vocab::Op]) -> (usize, Option<Unsupported>) {
-        let mut checker = super::translate::Checker::with_capabilities(self.capabilities);
+        let mut env = model::Eager::for_version(self.capabilities.profile);
+        let mut decider = super::Decider::new(self.capabilities);
         for (i, op) in ops.iter().enumerate() {
-            if let Err(refusal) = checker.push(op) {
-                return (i, Some(refusal));
+            if env.exited {
+                break;
+            }
+            match decider.apply(&mut env, op) {
+                Err(refusal) => return (i, Some(refusal)),
+                Ok(Err(_)) => break,
+                Ok(Ok(_)) => {}
             }
         }
         (ops.len(), None)

@@ -2,7 +2,7 @@
 //!
 //! A trace's frames (native scopes, `runInAsyncScope`, the default trigger
 //! scope) become nested calls in node while the program runs (the program's
-//! source nests nothing: `translate`). Each level takes a few kB of node's
+//! source nests nothing: `emit`). Each level takes a few kB of node's
 //! main-thread stack: the interpreter's frame, `runInAsyncScope` or the
 //! addon's function, and under a native scope `node::CallbackScope` and V8's
 //! entry frames. With its defaults (an 8 MiB `ulimit -s`, V8's

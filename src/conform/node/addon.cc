@@ -22,6 +22,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <vector>
 #include <unistd.h>
 
 namespace {
@@ -38,7 +39,7 @@ using v8::TryCatch;
 using v8::Value;
 
 // Write one line to fd 1 at once, as the JS side's fs.writeSync does, so that
-// the markers and the observations keep their order and survive a crash.
+// the lines keep their order and survive a crash.
 void WriteLine(const std::string& line) {
   const char* p = line.data();
   size_t left = line.size();
@@ -48,13 +49,6 @@ void WriteLine(const std::string& line) {
     p += n;
     left -= static_cast<size_t>(n);
   }
-}
-
-void WriteMarker(double op) {
-  if (op < 0) return;
-  char buf[64];
-  snprintf(buf, sizeof(buf), "{\"op\":%.f}\n", op);
-  WriteLine(buf);
 }
 
 bool Args(const FunctionCallbackInfo<Value>& args, node::async_context* ac) {
@@ -86,11 +80,11 @@ void CallUntilDone(Isolate* isolate, Local<Context> context, Local<Function> fn)
   }
 }
 
-// callbackScope(asyncId, triggerAsyncId, resource, fn, closeOp):
+// callbackScope(asyncId, triggerAsyncId, resource, fn):
 // node::CallbackScope(isolate, resource, {asyncId, triggerAsyncId}) around
-// calls of fn (CallUntilDone). Once fn is done the addon writes the marker of
-// the trace's `close` op (index closeOp, if >= 0), and then the scope closes:
-// what the close shows follows the marker.
+// calls of fn (CallUntilDone); fn writes the marker of the trace's `close`
+// before it returns, and then the scope closes: what the close shows
+// follows the marker.
 void CallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
   node::async_context ac;
   if (!Args(args, &ac)) return;
@@ -99,21 +93,18 @@ void CallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
   Local<Context> context = isolate->GetCurrentContext();
   Local<Object> resource = args[2].As<Object>();
   Local<Function> fn = args[3].As<Function>();
-  double close_op = args[4]->IsNumber() ? args[4]->NumberValue(context).FromMaybe(-1) : -1;
-  {
-    node::CallbackScope scope(isolate, resource, ac);
-    CallUntilDone(isolate, context, fn);
-    WriteMarker(close_op);
-  }
+  node::CallbackScope scope(isolate, resource, ac);
+  CallUntilDone(isolate, context, fn);
 }
 
-// makeCallback(asyncId, triggerAsyncId, resource, fn, verbose):
+// The TryCatches of the open makeCallback calls, innermost last.
+std::vector<TryCatch*> make_callback_catches;
+
+// makeCallback(asyncId, triggerAsyncId, resource, fn):
 // node::MakeCallback(isolate, resource, fn, 0, nullptr, {asyncId,
-// triggerAsyncId}) under a TryCatch of the addon's own. verbose: an exception
-// thrown by fn is reported to the uncaught-exception handler while the
-// MakeCallback scope is still open (as for a MakeCallback from the event loop,
-// where no JS frame catches it); otherwise it is swallowed silently, as a JS
-// caller's try/catch would.
+// triggerAsyncId}) under a TryCatch of the addon's own, which swallows an
+// exception thrown by fn silently, as a JS caller's try/catch would, unless
+// reportUncaught() made it verbose first.
 void MakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
   node::async_context ac;
   if (!Args(args, &ac)) return;
@@ -121,11 +112,20 @@ void MakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
   HandleScope handle_scope(isolate);
   Local<Object> resource = args[2].As<Object>();
   Local<Function> fn = args[3].As<Function>();
-  bool verbose = args.Length() > 4 && args[4]->BooleanValue(isolate);
   TryCatch try_catch(isolate);
-  try_catch.SetVerbose(verbose);
+  make_callback_catches.push_back(&try_catch);
   MaybeLocal<Value> ret = node::MakeCallback(isolate, resource, fn, 0, nullptr, ac);
+  make_callback_catches.pop_back();
   (void)ret;
+}
+
+// reportUncaught(): the innermost makeCallback's TryCatch becomes verbose,
+// so that the exception fn is about to throw is reported to the
+// uncaught-exception handler while the MakeCallback scope is still open (as
+// for a MakeCallback from the event loop, where no JS frame catches it).
+// V8 reads the flag when the exception reaches the TryCatch.
+void ReportUncaughtFn(const FunctionCallbackInfo<Value>& args) {
+  if (!make_callback_catches.empty()) make_callback_catches.back()->SetVerbose(true);
 }
 
 // Resources held as v8::Global<Object> (a trace's `callback-scope ... global
@@ -155,14 +155,12 @@ constexpr bool kHasGlobalScope =
 
 template <typename Scope>
 void RunGlobalScope(Isolate* isolate, v8::Global<Object>* holder,
-                    node::async_context ac, Local<Function> fn,
-                    double close_op) {
+                    node::async_context ac, Local<Function> fn) {
   if constexpr (kHasGlobalScope<Scope>) {
     Local<Context> context = isolate->GetCurrentContext();
     node::Environment* env = node::GetCurrentEnvironment(context);
     Scope scope(env, holder, ac);
     CallUntilDone(isolate, context, fn);
-    WriteMarker(close_op);
   } else {
     isolate->ThrowException(v8::Exception::Error(v8::String::NewFromUtf8Literal(
         isolate,
@@ -170,8 +168,8 @@ void RunGlobalScope(Isolate* isolate, v8::Global<Object>* holder,
   }
 }
 
-// globalCallbackScope(asyncId, triggerAsyncId, resource, fn, closeOp, key):
-// as callbackScope, with the resource held as the Global of resource number
+// globalCallbackScope(asyncId, triggerAsyncId, resource, fn, key): as
+// callbackScope, with the resource held as the Global of resource number
 // `key` (made from `resource` on first use).
 void GlobalCallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
   node::async_context ac;
@@ -179,15 +177,14 @@ void GlobalCallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
   Isolate* isolate = args.GetIsolate();
   HandleScope handle_scope(isolate);
   Local<Context> context = isolate->GetCurrentContext();
-  double close_op = args[4]->IsNumber() ? args[4]->NumberValue(context).FromMaybe(-1) : -1;
-  if (!args[5]->IsNumber()) {
+  if (!args[4]->IsNumber()) {
     isolate->ThrowException(v8::Exception::TypeError(v8::String::NewFromUtf8Literal(
-        isolate, "expected (asyncId, triggerAsyncId, resource, fn, closeOp, key)")));
+        isolate, "expected (asyncId, triggerAsyncId, resource, fn, key)")));
     return;
   }
-  double key = args[5]->NumberValue(context).FromMaybe(0);
+  double key = args[4]->NumberValue(context).FromMaybe(0);
   v8::Global<Object>* holder = GlobalFor(isolate, key, args[2].As<Object>());
-  RunGlobalScope<node::CallbackScope>(isolate, holder, ac, args[3].As<Function>(), close_op);
+  RunGlobalScope<node::CallbackScope>(isolate, holder, ac, args[3].As<Function>());
 }
 
 // resetGlobal(key): Global<Object>::Reset() on the Global of resource number
@@ -208,7 +205,7 @@ void ResetGlobalFn(const FunctionCallbackInfo<Value>& args) {
 // immediate or destroy hook runs: call the function given to afterMain(), if
 // any (the trace's ops after the end of the main script: JS called from the
 // event loop outside any scope, which opens its own native scopes, as a libuv
-// callback does), then write {"k":"loop"}. Everything after that line is the
+// callback does), then write `# loop`. Everything after that line is the
 // epilogue, which the model does not cover.
 uv_prepare_t prepare_handle;
 bool prepare_started = false;
@@ -229,9 +226,9 @@ void OnPrepare(uv_prepare_t* handle) {
     after_main_context.Reset();
     TryCatch try_catch(isolate);
     MaybeLocal<Value> ret = fn->Call(context, v8::Undefined(isolate), 0, nullptr);
-    if (ret.IsEmpty()) WriteLine("{\"k\":\"glue-threw\"}\n");
+    if (ret.IsEmpty()) WriteLine("# the event-loop callback threw\n");
   }
-  WriteLine("{\"k\":\"loop\"}\n");
+  WriteLine("# loop\n");
 }
 
 void LoopMarker(const FunctionCallbackInfo<Value>& args) {
@@ -392,6 +389,7 @@ void Init(Local<Object> exports) {
   NODE_SET_METHOD(exports, "resetGlobal", ResetGlobalFn);
   NODE_SET_METHOD(exports, "callbackScope", CallbackScopeFn);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallbackFn);
+  NODE_SET_METHOD(exports, "reportUncaught", ReportUncaughtFn);
   NODE_SET_METHOD(exports, "loopMarker", LoopMarker);
   NODE_SET_METHOD(exports, "afterMain", AfterMain);
   NODE_SET_METHOD(exports, "runTimers", RunTimersFn);
