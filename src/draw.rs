@@ -210,7 +210,7 @@ fn pick_kind(weights: &[u32; OpKind::COUNT], total: u32, c: &mut impl Choices) -
 /// An id worth trying now: one of an open scope or JS context, a saved
 /// stack entry, the current execution or trigger id, a destroyed id, 0,
 /// -1, a fresh one, or (rarely) any small number.
-pub fn id<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> AsyncId {
+fn id<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> AsyncId {
     let f = &env.async_hooks.async_id_fields;
     match c.below(16) {
         0..=2 => f.k_execution_async_id,
