@@ -2,10 +2,10 @@
 //! builds an op of a given [`OpKind`] with arguments drawn from a source of
 //! [`Choices`] and from the state the op will run in, and [`enabled_op`]
 //! picks a kind by weight and keeps drawing until the model enables the op
-//! ([`Environment::enabled`]). The random check draws from a ChaCha8 stream
-//! (`src/generate.rs`), the fuzz decoder from the fuzzer's bytes
-//! (`arbitrary::Unstructured`, `src/fuzzing.rs`): a new op's arguments are
-//! written here once.
+//! ([`Environment::enabled`]), with the [`weights`] of each kind. The random
+//! check draws from a ChaCha8 stream (`src/generate.rs`), the fuzz decoder
+//! from the fuzzer's bytes (`arbitrary::Unstructured`, `src/fuzzing.rs`): a
+//! new op's arguments and weights are written here once.
 //!
 //! Arguments come from small pools, chosen so that ids and resources
 //! collide: ids of the frames and stack entries open now, the current ids,
@@ -31,6 +31,105 @@ pub const STORE_VALUES: u32 = 3;
 /// How many times [`enabled_op`] draws a kind's arguments again when the
 /// model's refusal is about them ([`model::env::Refusal::is_about_arguments`]).
 pub const TRIES: usize = 3;
+
+/// What a kind does to the depth a random case builds up to (`src/generate.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Opens a frame or pushes a context: favoured while a case builds up
+    /// to its target depth.
+    Deepens,
+    /// Ends a frame, pops a context or ends the process: held back while a
+    /// case builds up to its target depth.
+    Unwinds,
+    /// Ends a JS frame, a tick's or a microtask's callback: unwinds, and is
+    /// kept in every phase (a case whose frames cannot end cannot do much
+    /// else once one is open).
+    EndsJs,
+    /// Neither.
+    Other,
+}
+
+/// How often each generator draws a kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Weight {
+    /// The base weight in the random check's uniform mix (`src/generate.rs`).
+    pub random: u32,
+    /// What the kind does to the depth a random case builds up to.
+    pub role: Role,
+    /// The weight in the fuzz byte form (`src/fuzzing.rs`).
+    pub bytes: u32,
+}
+
+const fn weight(random: u32, role: Role, bytes: u32) -> Weight {
+    Weight {
+        random,
+        role,
+        bytes,
+    }
+}
+
+/// The weights of each kind. The random check's were tuned by measuring
+/// the share of cases that reach each situation of `src/coverage.rs` (the
+/// JS frame ends and `emit-after` high, so that a `runInAsyncScope` often
+/// ends with only lazy scopes left; `execution-async-resource` low, since
+/// one call makes every later scope eager; `no-force-async-hooks-checks`
+/// high, since cases without the checks live longer): `docs/performance.md`,
+/// "Reach". It gives `timers-scope` and `node-version` none: the first is
+/// drawn when no scope is open, the second now and then as a first op. The
+/// byte form's are about the uniform mix's; each op that ends a frame weighs
+/// as much as any other there (only the end of the innermost frame is ever
+/// enabled).
+pub const fn weights(kind: OpKind) -> Weight {
+    use OpKind as K;
+    use Role::*;
+    match kind {
+        K::NoForceAsyncHooksChecks => weight(8, Other, 1),
+        K::CallbackScope => weight(4, Deepens, 6),
+        K::MakeCallback => weight(3, Deepens, 4),
+        // `close threw` one time in seven ([`draw_op`]).
+        K::CloseScope => weight(7, Unwinds, 8),
+        K::ResetGlobal => weight(1, Other, 1),
+        K::CreateHook => weight(3, Other, 2),
+        K::EnableHook => weight(4, Other, 3),
+        K::DisableHook => weight(8, Other, 2),
+        K::EmitInit => weight(1, Other, 1),
+        K::EmitBefore => weight(4, Deepens, 3),
+        K::EmitAfter => weight(6, Unwinds, 3),
+        K::EmitDestroy => weight(1, Other, 1),
+        K::EnterRunInAsyncScope => weight(5, Deepens, 2),
+        K::ExitRunInAsyncScope => weight(12, EndsJs, 8),
+        K::EnterDefaultTriggerScope => weight(1, Other, 1),
+        K::ExitDefaultTriggerScope => weight(6, EndsJs, 8),
+        K::NextTick => weight(2, Other, 2),
+        K::TickCallback => weight(1, Other, 1),
+        K::ExecutionAsyncId => weight(2, Other, 1),
+        K::TriggerAsyncId => weight(1, Other, 1),
+        K::ExecutionAsyncResource => weight(2, Other, 3),
+        K::DefaultTriggerAsyncId => weight(1, Other, 1),
+        K::NewAsyncId => weight(1, Other, 1),
+        K::UncaughtException => weight(4, Unwinds, 1),
+        K::ClearAsyncIdStack => weight(1, Unwinds, 1),
+        K::Stop => weight(1, Unwinds, 1),
+        K::EntryModule => weight(4, Other, 1),
+        K::TimersScope => weight(0, Other, 1),
+        K::CloseOuter => weight(5, Unwinds, 2),
+        K::NodeVersion => weight(0, Other, 1),
+        K::AlsRun => weight(2, Other, 2),
+        K::AlsExit => weight(1, Other, 1),
+        K::EndAlsRun => weight(6, EndsJs, 8),
+        K::AlsEnterWith => weight(1, Other, 1),
+        K::AlsGetStore => weight(1, Other, 2),
+        K::AsyncResource => weight(2, Other, 1),
+        K::NextTickBody => weight(2, Other, 2),
+        K::EndTick => weight(6, EndsJs, 8),
+        K::QueueMicrotask => weight(1, Other, 1),
+        K::PromiseThen => weight(10, Other, 1),
+        K::PromiseReject => weight(3, Other, 1),
+        K::QueueMicrotaskBody => weight(1, Other, 1),
+        K::PromiseThenBody => weight(7, Other, 2),
+        K::EndMicrotask => weight(8, EndsJs, 8),
+    }
+}
 
 /// A source of choices: where the arguments of a drawn op come from.
 pub trait Choices {

@@ -39,60 +39,6 @@ pub const TRACE_MARKER: &[u8] = b"#trace\n";
 /// The longest sequence [`decode`] returns.
 pub const MAX_OPS: usize = 256;
 
-/// How often the byte form picks each kind, among those the model enables
-/// ([`draw::enabled_op`]): about as often as the generator's uniform mix,
-/// and each op that ends a frame as often as any (only the end of the
-/// innermost frame is ever enabled).
-const fn weight(kind: OpKind) -> u32 {
-    use OpKind as K;
-    match kind {
-        K::NoForceAsyncHooksChecks => 1,
-        K::CallbackScope => 6,
-        K::MakeCallback => 4,
-        K::CloseScope => 8,
-        K::ResetGlobal => 1,
-        K::CreateHook => 2,
-        K::EnableHook => 3,
-        K::DisableHook => 2,
-        K::EmitInit => 1,
-        K::EmitBefore => 3,
-        K::EmitAfter => 3,
-        K::EmitDestroy => 1,
-        K::EnterRunInAsyncScope => 2,
-        K::ExitRunInAsyncScope => 8,
-        K::EnterDefaultTriggerScope => 1,
-        K::ExitDefaultTriggerScope => 8,
-        K::NextTick => 2,
-        K::TickCallback => 1,
-        K::ExecutionAsyncId => 1,
-        K::TriggerAsyncId => 1,
-        K::ExecutionAsyncResource => 3,
-        K::DefaultTriggerAsyncId => 1,
-        K::NewAsyncId => 1,
-        K::UncaughtException => 1,
-        K::ClearAsyncIdStack => 1,
-        K::Stop => 1,
-        K::EntryModule => 1,
-        K::TimersScope => 1,
-        K::CloseOuter => 2,
-        K::NodeVersion => 1,
-        K::AlsRun => 2,
-        K::AlsExit => 1,
-        K::EndAlsRun => 8,
-        K::AlsEnterWith => 1,
-        K::AlsGetStore => 2,
-        K::AsyncResource => 1,
-        K::NextTickBody => 2,
-        K::EndTick => 8,
-        K::QueueMicrotask => 1,
-        K::PromiseThen => 1,
-        K::PromiseReject => 1,
-        K::QueueMicrotaskBody => 1,
-        K::PromiseThenBody => 2,
-        K::EndMicrotask => 8,
-    }
-}
-
 /// The byte form's choices: each is read from the fuzzer's bytes (0 once
 /// they run out).
 impl Choices for Unstructured<'_> {
@@ -166,7 +112,7 @@ pub fn decode_on(bytes: &[u8], version: NodeVersion) -> Vec<Op> {
     while !u.is_empty() && !valid.full() {
         let mut weights = [0; OpKind::COUNT];
         for &kind in OpKind::ALL {
-            weights[kind as usize] = weight(kind);
+            weights[kind as usize] = draw::weights(kind).bytes;
         }
         match draw::enabled_op(&valid.eager, &mut weights, &mut u) {
             Some(op) => valid.offer(op),

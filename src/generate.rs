@@ -23,7 +23,7 @@
 //! portable generator whose output the `rand_chacha` crate keeps stable
 //! across versions; drawing from it costs a few nanoseconds.
 
-use crate::draw::{self, Choices};
+use crate::draw::{self, Choices, Role};
 use model::env::microtasks::RunningMicrotask;
 use model::env::Frame;
 use model::vocab::{NodeVersion, Op, OpKind, Runtime};
@@ -41,84 +41,6 @@ pub fn case_rng(seed: u64, case: u64) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::from_seed(key);
     rng.set_stream(case);
     rng
-}
-
-/// What a kind does to the depth a case builds up to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    /// Opens a frame or pushes a context: favoured while a case builds up
-    /// to its target depth.
-    Deepens,
-    /// Ends a frame, pops a context or ends the process: held back while a
-    /// case builds up to its target depth.
-    Unwinds,
-    /// Ends a JS frame, a tick's or a microtask's callback: unwinds, and is
-    /// kept in every phase (a case whose frames cannot end cannot do much
-    /// else once one is open).
-    EndsJs,
-    /// Neither.
-    Other,
-}
-
-/// The base weight of each kind in a uniform mix, and its [`Role`]. The
-/// weights were tuned by measuring the share of cases that reach each
-/// situation of `src/coverage.rs` (the JS frame ends and `emit-after` high,
-/// so that a `runInAsyncScope` often ends with only lazy scopes left;
-/// `execution-async-resource` low, since one call makes every later scope
-/// eager; `no-force-async-hooks-checks` high, since cases without the
-/// checks live longer): `docs/performance.md`, "Reach". `timers-scope` and
-/// `node-version` have none: the first is drawn when no scope is open
-/// ([`CaseGen`]'s `native_only`), the second now and then as a first op.
-const fn mix(kind: OpKind) -> (u32, Role) {
-    use OpKind as K;
-    use Role::*;
-    match kind {
-        K::NoForceAsyncHooksChecks => (8, Other),
-        K::CallbackScope => (4, Deepens),
-        K::MakeCallback => (3, Deepens),
-        // `close threw` one time in seven.
-        K::CloseScope => (7, Unwinds),
-        K::ResetGlobal => (1, Other),
-        K::CreateHook => (3, Other),
-        K::EnableHook => (4, Other),
-        K::DisableHook => (8, Other),
-        K::EmitInit => (1, Other),
-        K::EmitBefore => (4, Deepens),
-        K::EmitAfter => (6, Unwinds),
-        K::EmitDestroy => (1, Other),
-        K::EnterRunInAsyncScope => (5, Deepens),
-        K::ExitRunInAsyncScope => (12, EndsJs),
-        K::EnterDefaultTriggerScope => (1, Other),
-        K::ExitDefaultTriggerScope => (6, EndsJs),
-        K::NextTick => (2, Other),
-        K::TickCallback => (1, Other),
-        K::ExecutionAsyncId => (2, Other),
-        K::TriggerAsyncId => (1, Other),
-        K::ExecutionAsyncResource => (2, Other),
-        K::DefaultTriggerAsyncId => (1, Other),
-        K::NewAsyncId => (1, Other),
-        K::UncaughtException => (4, Unwinds),
-        K::ClearAsyncIdStack => (1, Unwinds),
-        K::Stop => (1, Unwinds),
-        K::EntryModule => (4, Other),
-        K::TimersScope => (0, Other),
-        K::CloseOuter => (5, Unwinds),
-        K::NodeVersion => (0, Other),
-        K::AlsRun => (2, Other),
-        K::AlsExit => (1, Other),
-        K::EndAlsRun => (6, EndsJs),
-        K::AlsEnterWith => (1, Other),
-        K::AlsGetStore => (1, Other),
-        K::AsyncResource => (2, Other),
-        K::NextTickBody => (2, Other),
-        K::EndTick => (6, EndsJs),
-        K::QueueMicrotask => (1, Other),
-        K::PromiseThen => (10, Other),
-        K::PromiseReject => (3, Other),
-        K::QueueMicrotaskBody => (1, Other),
-        K::PromiseThenBody => (7, Other),
-        K::EndMicrotask => (8, EndsJs),
-    }
 }
 
 /// Most phases a case is split into.
@@ -150,7 +72,9 @@ impl Phase {
         let mut weights = [0u32; OpKind::COUNT];
         let uniform = rng.random_ratio(1, 3);
         for &kind in OpKind::ALL {
-            let (base, role) = mix(kind);
+            let draw::Weight {
+                random: base, role, ..
+            } = draw::weights(kind);
             weights[kind as usize] = if uniform {
                 base
             } else {
@@ -326,7 +250,7 @@ impl CaseGen {
                 *w *= 8;
             }
             if building {
-                match mix(kind).1 {
+                match draw::weights(kind).role {
                     Role::Deepens => *w *= 8,
                     Role::Unwinds | Role::EndsJs => *w = 0,
                     Role::Other => {}
