@@ -15,7 +15,8 @@
 use crate::coverage::{self, Coverage, Tally};
 use crate::generate::CaseGen;
 use crate::lockstep::{self, Divergence, Pair};
-use lazy::mutant::Mutant;
+use lazy::mutant::{Mutant, Mutated};
+use lazy::{LazyStack, LazyStore};
 use model::vocab::{trace, NodeVersion, Op, OpError};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -252,18 +253,19 @@ struct Calibrator {
 }
 
 impl Calibrator {
-    fn keep(&mut self, ops: &[Op], mutant: Option<Mutant>) {
+    fn keep(&mut self, ops: &[Op]) {
         self.kept.push(ops.to_vec());
         self.kept_ops += ops.len();
         if self.kept_ops >= CALIBRATION_SLICE {
-            self.replay(mutant);
+            self.replay();
         }
     }
 
-    fn replay(&mut self, mutant: Option<Mutant>) {
+    /// The kept cases on the bare pair over the pull request's store.
+    fn replay(&mut self) {
         let start = Instant::now();
         for ops in &self.kept {
-            let mut pair = Pair::with_mutant(mutant);
+            let mut pair = Pair::new();
             for op in ops {
                 let _ = black_box(pair.step(black_box(op)));
             }
@@ -276,17 +278,19 @@ impl Calibrator {
 }
 
 /// One case, generated while it runs: ops drawn from the eager side of a
-/// fresh pair, applied to both, the refinement relation checked after each
-/// (if asked), the coverage classified into `tally`. The ops run are left in
-/// `ops`. `Ok((ops applied, rejected))`, or the divergence.
-pub fn run_case(
+/// fresh pair (its lazy side over a copy of `store`), applied to both, the
+/// refinement relation checked after each (if asked), the coverage
+/// classified into `tally`. The ops run are left in `ops`.
+/// `Ok((ops applied, rejected))`, or the divergence.
+pub fn run_case<S: LazyStore>(
     config: &CheckConfig,
+    store: &S,
     case: u64,
     tally: &mut Tally,
     ops: &mut Vec<Op>,
 ) -> Result<(u64, bool), Box<Divergence>> {
     let mut gen = CaseGen::new(config.seed, case, config.max_len);
-    let mut pair = Pair::with_mutant(config.mutant);
+    let mut pair = Pair::with_store(store.clone());
     ops.clear();
     if config.node_version != NodeVersion::default() {
         // The profile is the trace's first op, so that a counterexample
@@ -298,8 +302,7 @@ pub fn run_case(
     }
     while let Some(op) = gen.next_op(&pair.eager) {
         coverage::classify_before(tally, &pair.lazy, &op);
-        let closing_lazy = matches!(op, Op::CloseScope { .. })
-            && matches!(pair.lazy.frames.last(), Some(model::env::Frame::Native(s)) if s.entered == lazy::Path::Lazy);
+        let closing_lazy = coverage::closes_lazy_scope(&pair.lazy, &op);
         let index = ops.len();
         ops.push(op);
         let op = &ops[index];
@@ -322,15 +325,25 @@ pub fn run_with_coverage(
     refinement: bool,
     coverage: &mut Coverage,
 ) -> Result<u64, Box<Divergence>> {
-    let mut pair = Pair::with_mutant(mutant);
+    match mutant {
+        None => run_on_with_coverage(Pair::new(), ops, refinement, coverage),
+        Some(m) => run_on_with_coverage(Pair::mutated(m), ops, refinement, coverage),
+    }
+}
+
+fn run_on_with_coverage<S: LazyStore>(
+    mut pair: Pair<S>,
+    ops: &[Op],
+    refinement: bool,
+    coverage: &mut Coverage,
+) -> Result<u64, Box<Divergence>> {
     let mut applied = 0;
     for (index, op) in ops.iter().enumerate() {
         if pair.eager.exited {
             break;
         }
         coverage.before_op(&pair.lazy, op);
-        let closing_lazy = matches!(op, Op::CloseScope { .. })
-            && matches!(pair.lazy.frames.last(), Some(model::env::Frame::Native(s)) if s.entered == lazy::Path::Lazy);
+        let closing_lazy = coverage::closes_lazy_scope(&pair.lazy, op);
         let answer = pair.checked_step(index, op, refinement)?;
         applied += 1;
         if let Ok(obs) = &answer {
@@ -343,6 +356,18 @@ pub fn run_with_coverage(
 /// Random lockstep check; `progress` is called every few hundred cases and
 /// at the end with the number of cases done.
 pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport {
+    match config.mutant {
+        None => check_on(config, &LazyStack::default(), progress),
+        Some(m) => check_on(config, &Mutated::new(m), progress),
+    }
+}
+
+/// [`check`] with the lazy side of every case over a copy of `store`.
+fn check_on<S: LazyStore>(
+    config: &CheckConfig,
+    store: &S,
+    progress: &mut dyn FnMut(u64),
+) -> CheckReport {
     let start = Instant::now();
     let mut tally = Tally::default();
     let mut ops = Vec::with_capacity(config.max_len);
@@ -353,7 +378,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
     let mut cases = 0u64;
     let mut failure = None;
     for case in config.shard.cases(config.cases) {
-        let outcome = run_case(config, case, &mut tally, &mut ops);
+        let outcome = run_case(config, store, case, &mut tally, &mut ops);
         tally.end_case();
         cases += 1;
         match outcome {
@@ -363,7 +388,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
                 // By the case's place in this run, not its index: a shard's
                 // indices may all be odd.
                 if calibrate && cases.is_multiple_of(CALIBRATION_EVERY) {
-                    calibrator.keep(&ops, config.mutant);
+                    calibrator.keep(&ops);
                 }
             }
             Err(d) => {
@@ -377,7 +402,7 @@ pub fn check(config: &CheckConfig, progress: &mut dyn FnMut(u64)) -> CheckReport
         }
     }
     if calibrate && calibrator.kept_ops > 0 {
-        calibrator.replay(config.mutant);
+        calibrator.replay();
     }
     progress(cases);
     let elapsed = start.elapsed() - calibrator.result.elapsed;

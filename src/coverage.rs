@@ -10,12 +10,13 @@
 //! a bit set per case, what the random check keeps: no map look-up per op).
 
 use lazy::async_hooks::Top;
-use lazy::{Lazy, LazyStack, Path};
+use lazy::{LazyStore, Path};
 use model::env::callback_scope::InternalCallbackScope;
 use model::env::microtasks::{Microtask, RunningMicrotask};
 use model::env::resources::NativeSlot;
 use model::env::Frame;
 use model::vocab::{Observation, Op, OpKind, ResourceView};
+use model::Environment;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -255,7 +256,7 @@ pub trait Sink {
     fn op(&mut self, kind: OpKind);
 }
 
-fn innermost_native(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
+fn innermost_native<S: LazyStore>(lazy: &Environment<S>) -> Option<&InternalCallbackScope<S>> {
     match lazy.frames.last() {
         Some(Frame::Native(s)) => Some(s),
         _ => None,
@@ -264,12 +265,12 @@ fn innermost_native(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
 
 /// Report the situations `op` meets in `before` (the lazy state before it),
 /// and the op's kind unless the process had ended.
-pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
+pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<S>, op: &Op) {
     if !before.exited {
         sink.op(op.kind());
     }
     let ah = &before.async_hooks;
-    let lazies = ah.store.k_lazy_scopes > 0;
+    let lazies = ah.store.lazy().k_lazy_scopes > 0;
     let top = lazy::async_hooks::top(ah);
     let current = ah.async_id_fields.k_execution_async_id;
     let pushes = matches!(op, Op::EmitBefore { .. } | Op::EnterRunInAsyncScope { .. });
@@ -397,7 +398,7 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
         if scope.entered == Path::Lazy && !before.is_stopping {
-            let own = ah.store.lazy_scopes.last().map(|l| l.async_id)
+            let own = ah.store.lazy().lazy_scopes.last().map(|l| l.async_id)
                 == Some(scope.async_context.async_id);
             if !lazies {
                 sink.hit(s::LAZY_CLOSE_AFTER_CLEAR);
@@ -457,7 +458,9 @@ pub fn classify_before(sink: &mut impl Sink, before: &Lazy, op: &Op) {
 }
 
 /// The innermost open native scope, JS frames inside it skipped.
-fn innermost_native_scope(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStack>> {
+fn innermost_native_scope<S: LazyStore>(
+    lazy: &Environment<S>,
+) -> Option<&InternalCallbackScope<S>> {
     lazy.frames.iter().rev().find_map(|f| match f {
         Frame::Native(s) => Some(s),
         _ => None,
@@ -467,10 +470,10 @@ fn innermost_native_scope(lazy: &Lazy) -> Option<&InternalCallbackScope<LazyStac
 /// Report the situations visible after `op` (`after` is the lazy state,
 /// `observations` what it showed); `closing_lazy`: the op closed a scope
 /// that took the lazy path.
-pub fn classify_after(
+pub fn classify_after<S: LazyStore>(
     sink: &mut impl Sink,
     closing_lazy: bool,
-    after: &Lazy,
+    after: &Environment<S>,
     op: &Op,
     observations: &[Observation],
 ) {
@@ -481,6 +484,7 @@ pub fn classify_after(
             if scope.entered == Path::Lazy {
                 if ah
                     .store
+                    .lazy()
                     .lazy_scopes
                     .last()
                     .is_some_and(|l| l.stack_position > 0)
@@ -508,18 +512,18 @@ pub fn classify_after(
             }
         }
     }
-    if ah.store.k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 && ah.depth() > 16 {
+    if ah.store.lazy().k_lazy_scopes > 0 && ah.fields.k_stack_length > 0 && ah.depth() > 16 {
         sink.hit(s::DEEP_WITH_LAZY);
     }
     let microtask = observations
         .iter()
         .any(|o| matches!(o, Observation::Microtask { .. }));
-    if microtask && ah.store.k_lazy_scopes > 0 {
+    if microtask && ah.store.lazy().k_lazy_scopes > 0 {
         sink.hit(s::MICROTASK_IN_LAZY);
     }
     let rejection =
         (observations.iter()).any(|o| matches!(o, Observation::UnhandledRejection { .. }));
-    if rejection && ah.store.k_lazy_scopes > 0 {
+    if rejection && ah.store.lazy().k_lazy_scopes > 0 {
         sink.hit(s::REJECTION_IN_LAZY);
     }
     for o in observations {
@@ -538,6 +542,38 @@ pub fn classify_after(
             Observation::Tick { .. } => sink.hit(s::TICKS_RUN),
             _ => {}
         }
+    }
+}
+
+/// Whether `op` closes a scope that took the lazy path (`lazy` is the
+/// state before it): what [`classify_after`] takes as `closing_lazy`.
+pub fn closes_lazy_scope<S: LazyStore>(lazy: &Environment<S>, op: &Op) -> bool {
+    matches!(op, Op::CloseScope { .. })
+        && matches!(lazy.frames.last(), Some(Frame::Native(s)) if s.entered == Path::Lazy)
+}
+
+/// A lazy side the situations are read off, whichever its store (the pull
+/// request's or a mutant's): what the explorer holds its side as.
+pub trait LazySide {
+    /// [`Coverage::before_op`] on this state.
+    fn before_op(&self, coverage: &mut Coverage, op: &Op);
+    /// [`Coverage::after_op`] on this state.
+    fn after_op(&self, coverage: &mut Coverage, closing_lazy: bool, op: &Op, obs: &[Observation]);
+    /// [`closes_lazy_scope`] on this state.
+    fn closes_lazy_scope(&self, op: &Op) -> bool;
+}
+
+impl<S: LazyStore> LazySide for Environment<S> {
+    fn before_op(&self, coverage: &mut Coverage, op: &Op) {
+        coverage.before_op(self, op);
+    }
+
+    fn after_op(&self, coverage: &mut Coverage, closing_lazy: bool, op: &Op, obs: &[Observation]) {
+        coverage.after_op(closing_lazy, self, op, obs);
+    }
+
+    fn closes_lazy_scope(&self, op: &Op) -> bool {
+        closes_lazy_scope(self, op)
     }
 }
 
@@ -567,17 +603,17 @@ impl Sink for Coverage {
 
 impl Coverage {
     /// Record the situations `op` meets in `before` (the lazy state before it).
-    pub fn before_op(&mut self, before: &Lazy, op: &Op) {
+    pub fn before_op<S: LazyStore>(&mut self, before: &Environment<S>, op: &Op) {
         classify_before(self, before, op);
     }
 
     /// Record the situations visible after `op` (`after` is the lazy state,
     /// `observations` what it showed);
     /// `closing_lazy`: the op closed a scope that took the lazy path.
-    pub fn after_op(
+    pub fn after_op<S: LazyStore>(
         &mut self,
         closing_lazy: bool,
-        after: &Lazy,
+        after: &Environment<S>,
         op: &Op,
         observations: &[Observation],
     ) {

@@ -30,9 +30,10 @@
 //! deliberately broken side can show that it finds divergences;
 //! [`explore_pair`] runs it on [`Eager`] and [`Lazy`].
 
-use crate::coverage::Coverage;
+use crate::coverage::{Coverage, LazySide};
 use crate::lockstep::Answer;
-use lazy::Lazy;
+use lazy::mutant::Mutated;
+use lazy::{Lazy, LazyStore};
 use model::vocab::{
     trace, AlsId, AsyncContext, AsyncId, Cost, Holder, HookCallbacks, HookId, NativeResource,
     Observation, Op, OpError, ResourceId, Runtime, ScopeFlags, ScopeKind,
@@ -56,7 +57,7 @@ pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + '
 
     /// The lazy implementation's state when this side is (or wraps) one: the
     /// named situations are read off it. `None` (the default): no situations.
-    fn lazy_view(&self) -> Option<&Lazy> {
+    fn lazy_view(&self) -> Option<&dyn LazySide> {
         None
     }
 }
@@ -72,14 +73,29 @@ impl Explorable for Eager {
 
 impl Explorable for Lazy {
     fn normalise(&mut self) {
-        self.async_hooks.cost = Cost::default();
-        self.ops_applied = self.ops_applied.min(1);
-        self.canonicalise_scope_serials();
+        normalise_lazy(self);
     }
 
-    fn lazy_view(&self) -> Option<&Lazy> {
+    fn lazy_view(&self) -> Option<&dyn LazySide> {
         Some(self)
     }
+}
+
+/// A lazy side with a mutant planted (`scopecheck mutants`, `explore --mutant`).
+impl Explorable for model::Environment<Mutated> {
+    fn normalise(&mut self) {
+        normalise_lazy(self);
+    }
+
+    fn lazy_view(&self) -> Option<&dyn LazySide> {
+        Some(self)
+    }
+}
+
+fn normalise_lazy<S: LazyStore>(lazy: &mut model::Environment<S>) {
+    lazy.async_hooks.cost = Cost::default();
+    lazy.ops_applied = lazy.ops_applied.min(1);
+    lazy.canonicalise_scope_serials();
 }
 
 /// The reference side: it decides which ops are possible, and the explorer
@@ -633,19 +649,15 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         let e = eager.apply(op);
         let mut lazy = state.lazy.clone();
         let mut coverage = Coverage::default();
-        let closing_lazy = matches!(op, Op::CloseScope { .. })
-            && state
-                .lazy
-                .lazy_view()
-                .is_some_and(|l| matches!(l.frames.last(), Some(model::env::Frame::Native(s)) if s.entered == lazy::Path::Lazy));
+        let closing_lazy = (state.lazy.lazy_view()).is_some_and(|l| l.closes_lazy_scope(op));
         if let Some(before) = state.lazy.lazy_view() {
-            coverage.before_op(before, op);
+            before.before_op(&mut coverage, op);
         }
         // A panic of the side under test is a divergence, as in the
         // lockstep harness; the state is never expanded afterwards.
         let l = crate::lockstep::catch_panic(|| lazy.apply(op));
         if let (Some(after), Ok(obs)) = (lazy.lazy_view(), &l) {
-            coverage.after_op(closing_lazy, after, op, obs);
+            after.after_op(&mut coverage, closing_lazy, op, obs);
         }
         eager.normalise();
         lazy.normalise();

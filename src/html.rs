@@ -13,10 +13,10 @@
 
 use crate::lockstep::{Answer, Pair};
 use lazy::mutant::Mutant;
-use lazy::Lazy;
+use lazy::LazyStore;
 use model::env::resources::{Heap, NativeSlot};
 use model::vocab::{trace::Trace, AsyncId, Observation, Op};
-use model::Eager;
+use model::{Eager, Environment};
 use std::fmt::Write as _;
 
 /// What one slot of a resource array holds at a given depth.
@@ -232,7 +232,7 @@ fn past_top(
 /// merged as the refinement relation merges them (the scopes linked at
 /// stack position `p` sit above the `p`-th stack entry, in chain order), and
 /// the resource arrays, indexed by that merged depth.
-pub fn lazy_view(l: &Lazy) -> StackView {
+pub fn lazy_view<S: LazyStore>(l: &Environment<S>) -> StackView {
     let ah = &l.async_hooks;
     let len = ah.fields.k_stack_length as usize;
     let natives = &ah.native_execution_async_resources;
@@ -249,6 +249,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
     };
     let links: Vec<LinkView> = ah
         .store
+        .lazy()
         .lazy_scopes
         .iter()
         .enumerate()
@@ -298,7 +299,7 @@ pub fn lazy_view(l: &Lazy) -> StackView {
         fields: vec![
             vec![
                 ("kStackLength", f.k_stack_length.to_string()),
-                ("kLazyScopes", ah.store.k_lazy_scopes.to_string()),
+                ("kLazyScopes", ah.store.lazy().k_lazy_scopes.to_string()),
                 ("depth", ah.depth().to_string()),
             ],
             vec![(
@@ -429,7 +430,14 @@ impl Replay {
 /// has ended on both sides. Check the refinement relation after every op with
 /// equal answers, and record both states after every op.
 pub fn record(trace: &Trace, mutant: Option<Mutant>) -> Replay {
-    let mut pair = Pair::with_mutant(mutant);
+    match mutant {
+        None => record_on(Pair::new(), trace, None),
+        Some(m) => record_on(Pair::mutated(m), trace, mutant),
+    }
+}
+
+/// [`record`] on `pair`, whose lazy side has `mutant` planted.
+fn record_on<S: LazyStore>(mut pair: Pair<S>, trace: &Trace, mutant: Option<Mutant>) -> Replay {
     let mut rows = Vec::new();
     let mut refinement_break = None;
     let mut end = End::Completed;

@@ -2,10 +2,10 @@
 //! implementation, all observations compared after every op, and the
 //! refinement relation checked (`crate::refinement`).
 
-use lazy::mutant::Mutant;
-use lazy::Lazy;
+use lazy::mutant::{Mutant, Mutated};
+use lazy::{LazyStack, LazyStore};
 use model::vocab::{Observation, Op, OpError, Runtime};
-use model::Eager;
+use model::{Eager, Environment};
 use serde::Serialize;
 use std::fmt;
 
@@ -99,26 +99,36 @@ pub struct Step {
     pub answer: Answer,
 }
 
-/// Both implementations, side by side.
+/// Both implementations, side by side: the lazy one over the pull
+/// request's store, or over a mutant's ([`Mutated`]).
 #[derive(Clone, Debug, Default)]
-pub struct Pair {
+pub struct Pair<S: LazyStore = LazyStack> {
     /// The eager reference model.
     pub eager: Eager,
     /// The lazy implementation under test.
-    pub lazy: Lazy,
+    pub lazy: Environment<S>,
 }
 
 impl Pair {
     /// Both sides at the start of the main script.
     pub fn new() -> Self {
-        Self::with_mutant(None)
+        Self::with_store(LazyStack::default())
     }
+}
 
-    /// Both sides, the lazy one with a deliberate mistake switched on.
-    pub fn with_mutant(mutant: Option<Mutant>) -> Self {
+impl Pair<Mutated> {
+    /// Both sides, the lazy one with a deliberate mistake planted.
+    pub fn mutated(mutant: Mutant) -> Self {
+        Self::with_store(Mutated::new(mutant))
+    }
+}
+
+impl<S: LazyStore> Pair<S> {
+    /// Both sides, the lazy one over `store`.
+    pub fn with_store(store: S) -> Self {
         Pair {
             eager: Eager::new(),
-            lazy: lazy::with_mutant(mutant),
+            lazy: Environment::with_store(store),
         }
     }
 
@@ -182,7 +192,18 @@ pub fn run_with(
     mutant: Option<Mutant>,
     refinement: bool,
 ) -> Result<Vec<Step>, Box<Divergence>> {
-    let mut pair = Pair::with_mutant(mutant);
+    match mutant {
+        None => run_on(Pair::new(), ops, refinement),
+        Some(m) => run_on(Pair::mutated(m), ops, refinement),
+    }
+}
+
+/// [`run`] on `pair`, with or without the refinement check.
+pub fn run_on<S: LazyStore>(
+    mut pair: Pair<S>,
+    ops: &[Op],
+    refinement: bool,
+) -> Result<Vec<Step>, Box<Divergence>> {
     let mut steps = Vec::with_capacity(ops.len());
     for (index, op) in ops.iter().enumerate() {
         let answer = pair.checked_step(index, op, refinement)?;

@@ -71,7 +71,7 @@ pub fn explore_mutant(mutant: Mutant, depth: usize) -> Option<usize> {
     };
     let report = crate::explore::explore(
         model::Eager::new(),
-        lazy::with_mutant(Some(mutant)),
+        lazy::mutant::environment(mutant),
         &config,
         &mut |_| {},
     );

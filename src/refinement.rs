@@ -6,7 +6,7 @@
 //! counters and the id stack's spare capacity), which catches a divergence
 //! before it becomes observable. `docs/refinement.md` gives the argument.
 
-use lazy::Lazy;
+use lazy::LazyStore;
 use model::env::callback_scope::InternalCallbackScope;
 use model::env::context_frame::ContextFrame;
 use model::env::microtasks::{Checkpoint, RunningMicrotask};
@@ -276,14 +276,14 @@ pub fn abstract_eager(e: &Eager) -> Abstract {
 }
 
 /// The abstraction function: the eager state the lazy state stands for.
-pub fn abstract_lazy(l: &Lazy) -> Abstract {
+pub fn abstract_lazy<S: LazyStore>(l: &Environment<S>) -> Abstract {
     let ah = &l.async_hooks;
     let len = ah.fields.k_stack_length as usize;
     // Merge: the lazy scopes linked at stack position p sit above the p-th
     // stack entry, in chain order.
     let mut stack = Vec::with_capacity(ah.depth());
     let mut native = natives(ah);
-    let mut chain = ah.store.lazy_scopes.iter().peekable();
+    let mut chain = ah.store.lazy().lazy_scopes.iter().peekable();
     for position in 0..=len {
         while let Some(link) = chain.next_if(|link| link.stack_position as usize == position) {
             let index = stack.len();
@@ -319,7 +319,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
 /// Check the refinement relation for a pair of states: [`holds`] decides,
 /// and only when it fails are the two abstract states built to name the
 /// first field that differs.
-pub fn check(e: &Eager, l: &Lazy) -> Result<(), String> {
+pub fn check<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
     if holds(e, l) {
         return Ok(());
     }
@@ -337,7 +337,7 @@ pub fn check(e: &Eager, l: &Lazy) -> Result<(), String> {
 /// allocation): the lazy chain is merged into the stack on the fly, as
 /// [`abstract_lazy`] merges it. `tests/refinement.rs` checks that the two
 /// agree, on passing runs and on mutants that break the relation.
-pub fn holds(e: &Eager, l: &Lazy) -> bool {
+pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
     let (ea, la) = (&e.async_hooks, &l.async_hooks);
     let (ef, lf) = (&ea.fields, &la.fields);
     // counts (every field but kStackLength) and ids
@@ -361,7 +361,7 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
         && e.frames
             .iter()
             .zip(&l.frames)
-            .all(|(a, b)| abstract_frame(a) == abstract_frame(b))
+            .all(|(a, b)| same_frame(a, b))
         && e.hooks.created == l.hooks.created
         && e.hooks.active == l.hooks.active
         && e.hooks.trampoline_installed == l.hooks.trampoline_installed
@@ -394,16 +394,120 @@ pub fn holds(e: &Eager, l: &Lazy) -> bool {
         && e.exited == l.exited
 }
 
+/// Whether `abstract_frame(a) == abstract_frame(b)`, compared in place.
+fn same_frame<E: AsyncIdStack, S: AsyncIdStack>(a: &Frame<E>, b: &Frame<S>) -> bool {
+    use Frame::*;
+    match (a, b) {
+        (Native(x), Native(y)) => same_scope(x, y),
+        (
+            RunInAsyncScope {
+                async_id: i,
+                prior_context_frame: p,
+            },
+            RunInAsyncScope {
+                async_id: j,
+                prior_context_frame: q,
+            },
+        ) => (i, p) == (j, q),
+        (
+            DefaultTriggerScope {
+                old_default_trigger_async_id: i,
+            },
+            DefaultTriggerScope {
+                old_default_trigger_async_id: j,
+            },
+        ) => i == j,
+        (
+            AlsRun {
+                als,
+                prior,
+                entered,
+            },
+            AlsRun {
+                als: a2,
+                prior: p2,
+                entered: e2,
+            },
+        ) => (als, prior, entered) == (a2, p2, e2),
+        (
+            Tick {
+                tick: t,
+                run: r,
+                prior_context_frame: p,
+            },
+            Tick {
+                tick: u,
+                run: s,
+                prior_context_frame: q,
+            },
+        ) => {
+            (t.async_id, t.trigger_async_id, p) == (u.async_id, u.trigger_async_id, q)
+                && same_tick_run(r, s)
+        }
+        (
+            Microtask {
+                job: j,
+                checkpoint: c,
+                prior_context_frame: p,
+            },
+            Microtask {
+                job: k,
+                checkpoint: d,
+                prior_context_frame: q,
+            },
+        ) => {
+            (j, p) == (k, q)
+                && match (c, d) {
+                    (Checkpoint::Close(x), Checkpoint::Close(y)) => same_scope(x, y),
+                    (Checkpoint::TickRun(r), Checkpoint::TickRun(s)) => same_tick_run(r, s),
+                    (Checkpoint::NextTicks, Checkpoint::NextTicks) => true,
+                    _ => false,
+                }
+        }
+        _ => false,
+    }
+}
+
+fn same_tick_run<E: AsyncIdStack, S: AsyncIdStack>(a: &TickRun<E>, b: &TickRun<S>) -> bool {
+    match (a, b) {
+        (TickRun::Close(x), TickRun::Close(y)) => same_scope(x, y),
+        (TickRun::TickCallback, TickRun::TickCallback) => true,
+        _ => false,
+    }
+}
+
+/// Whether `abstract_scope(a) == abstract_scope(b)`, compared in place.
+fn same_scope<E: AsyncIdStack, S: AsyncIdStack>(
+    a: &InternalCallbackScope<E>,
+    b: &InternalCallbackScope<S>,
+) -> bool {
+    let trampoline = |t: &Option<model::env::callback_scope::Trampoline>| t.map(|t| t.resource);
+    (
+        a.kind,
+        a.async_context,
+        a.resource,
+        trampoline(&a.trampoline),
+    ) == (
+        b.kind,
+        b.async_context,
+        b.resource,
+        trampoline(&b.trampoline),
+    ) && (a.skip_hooks, a.skip_task_queues, a.failed, a.pushed_ids)
+        == (b.skip_hooks, b.skip_task_queues, b.failed, b.pushed_ids)
+        && (a.main_script, a.run_timers, a.threw) == (b.main_script, b.run_timers, b.threw)
+        && a.prior_context_frame == b.prior_context_frame
+}
+
 /// The `stack` and `native` fields of the two abstractions, compared entry
 /// by entry while merging the lazy chain in (as [`abstract_lazy`] does).
-fn stack_and_native_agree<E>(ea: &AsyncHooks<E>, la: &AsyncHooks<lazy::LazyStack>) -> bool {
+fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> bool {
     let e_len = ea.fields.k_stack_length as usize;
     let e_stack = &ea.async_ids_stack[..e_len];
     let e_native = &ea.native_execution_async_resources;
     let l_native = &la.native_execution_async_resources;
     let native_at = |v: &Vec<Option<NativeSlot>>, i: usize| v.get(i).copied().flatten();
     let l_len = la.fields.k_stack_length as usize;
-    let mut chain = la.store.lazy_scopes.iter().peekable();
+    let mut chain = la.store.lazy().lazy_scopes.iter().peekable();
     let mut index = 0;
     for position in 0..=l_len {
         while let Some(link) = chain.next_if(|link| link.stack_position as usize == position) {

@@ -7,7 +7,7 @@ use lazy::mutant::Mutant;
 use lazy::Lazy;
 use model::vocab::{trace, Cost, Observation, Op, OpError, Runtime};
 use model::Eager;
-use scopecheck::coverage::SITUATIONS;
+use scopecheck::coverage::{LazySide, SITUATIONS};
 use scopecheck::explore::{
     alphabet, explore, explore_pair, init_ops, nests, Explorable, ExploreConfig, ExploreReport,
     Explorer, Letter, Reference, State, SOMETIMES,
@@ -62,7 +62,7 @@ impl Explorable for OffByOne {
         self.0.normalise();
     }
 
-    fn lazy_view(&self) -> Option<&Lazy> {
+    fn lazy_view(&self) -> Option<&dyn LazySide> {
         Some(&self.0)
     }
 }
@@ -186,13 +186,13 @@ fn a_panic_of_the_lazy_side_is_a_divergence() {
 fn a_mistake_of_the_mutation_catalogue_is_found_in_three_ops() {
     // Popping a lazy scope restores the execution id but not the trigger id:
     // open a scope, close it, ask for the trigger id.
-    let lazy = lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
+    let lazy = lazy::mutant::environment(Mutant::LazyPopKeepsTrigger);
     let report = explore(Eager::new(), lazy, &config(4), &mut quiet);
     let cx = report.counterexample.expect("the mutant was found");
     assert!(cx.explored_ops <= 3, "{}", cx.trace_text());
     // Exploring a little less deep finds nothing: the counterexample is a
     // shortest one.
-    let lazy = lazy::with_mutant(Some(Mutant::LazyPopKeepsTrigger));
+    let lazy = lazy::mutant::environment(Mutant::LazyPopKeepsTrigger);
     let shallower = ExploreConfig {
         depth: cx.explored_ops - 1,
         ..config(0)
@@ -430,13 +430,13 @@ fn a_mutants_counterexample_is_the_first_shortest_one() {
         (Mutant::OutermostCheckSkippedWhenLazy, 5),
         (Mutant::TrampolineIndexByStackLength, 5),
     ] {
-        let reference = breadth_first(Eager::new(), lazy::with_mutant(Some(mutant)), depth);
+        let reference = breadth_first(Eager::new(), lazy::mutant::environment(mutant), depth);
         let expected = reference
             .divergence
             .unwrap_or_else(|| panic!("{mutant:?} not killed by breadth first at depth {depth}"));
         let report = explore(
             Eager::new(),
-            lazy::with_mutant(Some(mutant)),
+            lazy::mutant::environment(mutant),
             &config(depth),
             &mut quiet,
         );
@@ -450,7 +450,7 @@ fn a_mutants_counterexample_is_the_first_shortest_one() {
         };
         let report = explore(
             Eager::new(),
-            lazy::with_mutant(Some(mutant)),
+            lazy::mutant::environment(mutant),
             &two,
             &mut quiet,
         );
@@ -511,7 +511,7 @@ fn the_frames_alphabet_finds_the_frame_restore_mutant() {
     let mutant = Mutant::LazyCloseSkipsFrameRestore;
     let report = explore(
         Eager::new(),
-        lazy::with_mutant(Some(mutant)),
+        lazy::mutant::environment(mutant),
         &frames,
         &mut quiet,
     );
@@ -534,7 +534,7 @@ fn the_frames_alphabet_finds_the_frame_restore_mutant() {
     );
     let plain = explore(
         Eager::new(),
-        lazy::with_mutant(Some(mutant)),
+        lazy::mutant::environment(mutant),
         &config(4),
         &mut quiet,
     );

@@ -1,7 +1,9 @@
 //! Every mutant of the lazy design is killed by the random lockstep check
 //! within the CI budget, with a short counterexample.
 
-use lazy::mutant::Mutant;
+use lazy::mutant::{Mutant, Mutated};
+use scopecheck::generate::case_ops;
+use scopecheck::lockstep::{run_on, Pair};
 use scopecheck::mutants::run_mutant;
 
 #[test]
@@ -58,4 +60,17 @@ fn the_refinement_check_catches_a_mistake_before_it_is_observable() {
         by_refinement <= by_observation,
         "{by_refinement} > {by_observation}"
     );
+}
+
+#[test]
+fn the_wrapping_store_with_nothing_planted_is_the_lazy_store() {
+    // Every seam method of `Mutated` goes through its mistake, whose
+    // defaults are `LazyStack`'s: with nothing planted it must pass the
+    // check, the refinement relation included, wherever `LazyStack` does.
+    for case in 0..2_000 {
+        let ops = case_ops(66511, case, 120);
+        if let Err(d) = run_on(Pair::with_store(Mutated::default()), &ops, true) {
+            panic!("case {case}: {d}");
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! it holds, and with every mutant, where it breaks.
 
 use lazy::mutant::Mutant;
+use lazy::LazyStore;
 use model::vocab::Runtime;
 use scopecheck::generate::CaseGen;
 use scopecheck::lockstep::{catch_panic, Pair};
@@ -13,27 +14,38 @@ use scopecheck::refinement::{abstract_eager, abstract_lazy, first_difference, ho
 fn compare(mutant: Option<Mutant>, cases: u64) -> (u64, u64) {
     let (mut held, mut broken) = (0, 0);
     for case in 0..cases {
-        let mut gen = CaseGen::new(66511, case, 120);
-        let mut pair = Pair::with_mutant(mutant);
-        while let Some(op) = gen.next_op(&pair.eager) {
-            let e = pair.eager.apply(&op);
-            let lazy = &mut pair.lazy;
-            let l = catch_panic(|| lazy.apply(&op));
-            let slow = first_difference(&abstract_eager(&pair.eager), &abstract_lazy(&pair.lazy));
-            let fast = holds(&pair.eager, &pair.lazy);
-            assert_eq!(
-                fast,
-                slow.is_none(),
-                "case {case} with {mutant:?}: fast {fast}, abstraction {slow:?}"
-            );
-            if fast {
-                held += 1;
-            } else {
-                broken += 1;
-            }
-            if e != l || !fast {
-                break;
-            }
+        let (h, b) = match mutant {
+            None => compare_case(Pair::new(), case, mutant),
+            Some(m) => compare_case(Pair::mutated(m), case, mutant),
+        };
+        held += h;
+        broken += b;
+    }
+    (held, broken)
+}
+
+/// [`compare`] on one case, on `pair`.
+fn compare_case<S: LazyStore>(mut pair: Pair<S>, case: u64, mutant: Option<Mutant>) -> (u64, u64) {
+    let (mut held, mut broken) = (0, 0);
+    let mut gen = CaseGen::new(66511, case, 120);
+    while let Some(op) = gen.next_op(&pair.eager) {
+        let e = pair.eager.apply(&op);
+        let lazy = &mut pair.lazy;
+        let l = catch_panic(|| lazy.apply(&op));
+        let slow = first_difference(&abstract_eager(&pair.eager), &abstract_lazy(&pair.lazy));
+        let fast = holds(&pair.eager, &pair.lazy);
+        assert_eq!(
+            fast,
+            slow.is_none(),
+            "case {case} with {mutant:?}: fast {fast}, abstraction {slow:?}"
+        );
+        if fast {
+            held += 1;
+        } else {
+            broken += 1;
+        }
+        if e != l || !fast {
+            break;
         }
     }
     (held, broken)

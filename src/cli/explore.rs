@@ -4,11 +4,12 @@
 //! depth, memory) and a memory limit it stops at (exit code 2).
 
 use super::CliError;
-use crate::explore::{explore_within, ExploreConfig};
+use crate::explore::{explore_within, ExploreConfig, Progress};
 use crate::memory;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
+use lazy::Lazy;
 use model::vocab::NodeVersion;
 use model::Eager;
 use std::io::Write;
@@ -78,10 +79,8 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let limit = args
         .max_memory
         .unwrap_or_else(|| memory::default_limit(memory::machine_bytes()));
-    let mut lazy = lazy::with_mutant(args.mutant);
-    lazy.version = args.node_version;
     let eager = Eager::for_version(args.node_version);
-    let report = explore_within(eager, lazy, &config, Some(limit), &mut |p| {
+    let mut progress = |p: Progress| {
         bar.set_message(format!(
             "{} states generated, {} unique, depth {}, memory {} of {}",
             p.generated,
@@ -91,7 +90,22 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
             memory::human(limit)
         ));
         bar.tick();
-    });
+    };
+    let version = args.node_version;
+    let report = match args.mutant {
+        None => explore_within(
+            eager,
+            Lazy::for_version(version),
+            &config,
+            Some(limit),
+            &mut progress,
+        ),
+        Some(m) => {
+            let mut lazy = lazy::mutant::environment(m);
+            lazy.version = version;
+            explore_within(eager, lazy, &config, Some(limit), &mut progress)
+        }
+    };
     bar.finish_and_clear();
     if let Some(m) = args.mutant {
         writeln!(out, "lazy side: mutant {}", m.name())?;

@@ -12,6 +12,7 @@ use crate::html;
 use crate::lockstep::{Answer, Pair};
 use clap::Args;
 use lazy::mutant::Mutant;
+use lazy::LazyStore;
 use model::vocab::trace::{Step, Unmet};
 use model::vocab::OpError;
 use std::fs::File;
@@ -97,9 +98,19 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// The text replay (unchanged by `--html`).
 fn execute_text(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    match args.mutant {
+        None => replay_text(args, Pair::new(), out),
+        Some(m) => replay_text(args, Pair::mutated(m), out),
+    }
+}
+
+/// The text replay on `pair`.
+fn replay_text<S: LazyStore>(
+    args: &ReplayArgs,
+    mut pair: Pair<S>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
-    let mutant = args.mutant;
-    let mut pair = Pair::with_mutant(mutant);
     let check = !args.no_expect;
     let mut unmet: Vec<(&'static str, Unmet)> = Vec::new();
     writeln!(out, "{:<6} {:<40} {:<50} lazy", "line", "op", "eager")?;

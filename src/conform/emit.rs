@@ -15,7 +15,7 @@ use model::vocab::{AsyncId, Observation, Op};
 use model::Eager;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The JS prologue and interpreter every program starts with.
 pub const RUNTIME_JS: &str = include_str!("node/runtime.js");
@@ -149,7 +149,10 @@ pub fn program(ops: &[Op], plan: &Plan, addon: &Path) -> Program {
         )
         .replace(
             "require(NAPI_PATH)",
-            &format!("require({})", js_path(&napi_addon_path(addon))),
+            &format!(
+                "require({})",
+                js_path(&super::harness::napi_addon_path(addon))
+            ),
         );
     let mut trace = String::with_capacity(24 * ops.len());
     for op in ops {
@@ -177,16 +180,6 @@ pub fn program(ops: &[Op], plan: &Plan, addon: &Path) -> Program {
             .collect(),
         module,
     }
-}
-
-/// The Node-API module (`node/napi.cc`) built beside the addon at `addon`:
-/// the same name with `-napi` before the extension.
-pub fn napi_addon_path(addon: &Path) -> PathBuf {
-    let stem = addon
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    addon.with_file_name(format!("{stem}-napi.node"))
 }
 
 #[cfg(test)]

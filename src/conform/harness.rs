@@ -14,8 +14,18 @@ pub const ADDON_CC: &str = include_str!("node/addon.cc");
 
 /// The Node-API module's source (`node/napi.cc`): N-API
 /// callback scopes, for `close-outer`. Built beside the addon, at
-/// [`super::emit::napi_addon_path`] of it.
+/// [`napi_addon_path`] of it.
 pub const NAPI_CC: &str = include_str!("node/napi.cc");
+
+/// The Node-API module (`node/napi.cc`) built beside the addon at `addon`:
+/// the same name with `-napi` before the extension.
+pub fn napi_addon_path(addon: &Path) -> PathBuf {
+    let stem = addon
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    addon.with_file_name(format!("{stem}-napi.node"))
+}
 
 /// What to install when a tool is missing.
 const INSTALL_NODE: &str = "install Node.js with its C++ headers (the Debian `nodejs` package ships /usr/bin/node and /usr/include/node; scripts/install-node.sh installs the pinned Node 26), or point SCOPECHECK_NODE (or --node) at a node binary";
@@ -307,7 +317,7 @@ impl Harness {
         if !addon.is_file() {
             build_addon(&cxx, &std, &headers, &build_dir, ADDON_CC, &addon)?;
         }
-        let napi = super::emit::napi_addon_path(&addon);
+        let napi = napi_addon_path(&addon);
         if !napi.is_file() {
             build_addon(&cxx, &std, &headers, &build_dir, NAPI_CC, &napi)?;
         }
