@@ -720,7 +720,7 @@ impl Summary {
     }
 
     /// The coverage these counts stand for (names not in
-    /// [`crate::coverage::SITUATIONS`] or `OP_KINDS` are dropped).
+    /// [`crate::coverage::SITUATIONS`] or [`OpKind::ALL`](model::vocab::OpKind::ALL) are dropped).
     pub fn coverage(&self) -> Coverage {
         let mut c = Coverage {
             cases: self.cases,
@@ -734,8 +734,8 @@ impl Summary {
                 c.cases_reaching.insert(name, *v);
             }
         }
-        for name in model::vocab::OP_KINDS {
-            if let Some(v) = self.op_kinds.get(*name) {
+        for name in model::vocab::OpKind::ALL.iter().map(|k| k.name()) {
+            if let Some(v) = self.op_kinds.get(name) {
                 c.ops.insert(name, *v);
             }
         }

@@ -15,7 +15,7 @@ use model::env::callback_scope::InternalCallbackScope;
 use model::env::microtasks::{Microtask, RunningMicrotask};
 use model::env::resources::NativeSlot;
 use model::env::Frame;
-use model::vocab::{Observation, Op, ResourceView, OP_KINDS};
+use model::vocab::{Observation, Op, OpKind, ResourceView};
 use model::Environment;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -191,7 +191,7 @@ pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
     ];
     version == model::vocab::NodeVersion::V26
         || !(SITUATIONS_ONLY_ON_26.contains(&name)
-            || model::vocab::op::NODE26_ONLY_KINDS.contains(&name))
+            || OpKind::from_name(name).is_some_and(|k| !k.exists_on(version)))
 }
 
 /// The index of each situation in [`SITUATIONS`], by name.
@@ -248,73 +248,12 @@ pub const SITUATION_COUNT: usize = 43;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
-/// The index in [`OP_KINDS`] of `op`'s kind (`OP_KINDS[op_kind_index(op)] ==
-/// op.kind()`), without comparing strings.
-pub fn op_kind_index(op: &Op) -> usize {
-    use model::vocab::ScopeKind;
-    match op {
-        Op::NoForceAsyncHooksChecks => 0,
-        Op::OpenScope {
-            kind: ScopeKind::CallbackScope,
-            ..
-        } => 1,
-        Op::OpenScope {
-            kind: ScopeKind::MakeCallback,
-            ..
-        } => 2,
-        Op::CloseScope { .. } => 3,
-        Op::ResetGlobal(_) => 4,
-        Op::CreateHook { .. } => 5,
-        Op::EnableHook(_) => 6,
-        Op::DisableHook(_) => 7,
-        Op::EmitInit { .. } => 8,
-        Op::EmitBefore { .. } => 9,
-        Op::EmitAfter { .. } => 10,
-        Op::EmitDestroy { .. } => 11,
-        Op::EnterRunInAsyncScope { .. } => 12,
-        Op::ExitRunInAsyncScope => 13,
-        Op::EnterDefaultTriggerScope { .. } => 14,
-        Op::ExitDefaultTriggerScope => 15,
-        Op::NextTick { .. } => 16,
-        Op::TickCallback => 17,
-        Op::ExecutionAsyncId => 18,
-        Op::TriggerAsyncId => 19,
-        Op::ExecutionAsyncResource => 20,
-        Op::DefaultTriggerAsyncId => 21,
-        Op::NewAsyncId => 22,
-        Op::UncaughtException { .. } => 23,
-        Op::ClearAsyncIdStack => 24,
-        Op::Stop => 25,
-        Op::EntryModule => 26,
-        Op::TimersScope => 27,
-        Op::CloseOuter { .. } => 28,
-        Op::NodeVersion(_) => 29,
-        Op::AlsRun { .. } => 30,
-        Op::AlsExit(_) => 31,
-        Op::EndAlsRun => 32,
-        Op::AlsEnterWith { .. } => 33,
-        Op::AlsGetStore(_) => 34,
-        Op::AsyncResource(_) => 35,
-        Op::NextTickBody => 36,
-        Op::EndTick => 37,
-        Op::QueueMicrotask => 38,
-        Op::PromiseThen => 39,
-        Op::PromiseReject => 40,
-        Op::QueueMicrotaskBody => 41,
-        Op::PromiseThenBody => 42,
-        Op::EndMicrotask => 43,
-    }
-}
-
-/// Number of op kinds ([`OP_KINDS`]).
-pub const OP_KIND_COUNT: usize = 44;
-
 /// Where the classification reports what it sees.
 pub trait Sink {
     /// Situation `index` (into [`SITUATIONS`]) was met.
     fn hit(&mut self, index: usize);
-    /// An op of kind `index` (into [`OP_KINDS`]) was applied.
-    fn op(&mut self, index: usize);
+    /// An op of kind `kind` was applied.
+    fn op(&mut self, kind: OpKind);
 }
 
 fn innermost_native<S: LazyStore>(lazy: &Environment<S>) -> Option<&InternalCallbackScope<S>> {
@@ -328,7 +267,7 @@ fn innermost_native<S: LazyStore>(lazy: &Environment<S>) -> Option<&InternalCall
 /// and the op's kind unless the process had ended.
 pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<S>, op: &Op) {
     if !before.exited {
-        sink.op(op_kind_index(op));
+        sink.op(op.kind());
     }
     let ah = &before.async_hooks;
     let lazies = ah.store.lazy().k_lazy_scopes > 0;
@@ -389,7 +328,11 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
         }
     }
     if let Some(scope) = innermost_native(before) {
-        if scope.handled_exception && !scope.threw && op.kind() != "close" && before.js_running() {
+        if scope.handled_exception
+            && !scope.threw
+            && op.kind() != OpKind::CloseScope
+            && before.js_running()
+        {
             sink.hit(s::JS_AFTER_HANDLED_EXCEPTION);
         }
     }
@@ -653,8 +596,8 @@ impl Sink for Coverage {
         *self.situations.entry(SITUATIONS[index].0).or_default() += 1;
     }
 
-    fn op(&mut self, index: usize) {
-        *self.ops.entry(OP_KINDS[index]).or_default() += 1;
+    fn op(&mut self, kind: OpKind) {
+        *self.ops.entry(kind.name()).or_default() += 1;
     }
 }
 
@@ -699,9 +642,8 @@ impl Coverage {
             .filter(|name| !self.situations.contains_key(name))
             .collect();
         missing.extend(
-            OP_KINDS
-                .iter()
-                .copied()
+            (OpKind::ALL.iter())
+                .map(|k| k.name())
                 .filter(|k| !self.ops.contains_key(k)),
         );
         missing
@@ -752,7 +694,7 @@ impl Coverage {
             ));
         }
         out.push_str("\nop kind                                   times\n");
-        for k in OP_KINDS {
+        for k in OpKind::ALL.iter().map(|k| k.name()) {
             let n = self.ops.get(k).copied().unwrap_or(0);
             out.push_str(&format!("{k:<38} {n:>8}\n"));
         }
@@ -770,7 +712,7 @@ pub struct Tally {
     /// Cases that met each situation.
     pub cases_reaching: [u64; SITUATION_COUNT],
     /// Ops applied, by kind.
-    pub ops: [u64; OP_KIND_COUNT],
+    pub ops: [u64; OpKind::COUNT],
     /// Cases ended.
     pub cases: u64,
     current: u64,
@@ -781,7 +723,7 @@ impl Default for Tally {
         Tally {
             times: [0; SITUATION_COUNT],
             cases_reaching: [0; SITUATION_COUNT],
-            ops: [0; OP_KIND_COUNT],
+            ops: [0; OpKind::COUNT],
             cases: 0,
             current: 0,
         }
@@ -794,8 +736,8 @@ impl Sink for Tally {
         self.current |= 1 << index;
     }
 
-    fn op(&mut self, index: usize) {
-        self.ops[index] += 1;
+    fn op(&mut self, kind: OpKind) {
+        self.ops[kind as usize] += 1;
     }
 }
 
@@ -823,7 +765,7 @@ impl Tally {
             self.times[i] += other.times[i];
             self.cases_reaching[i] += other.cases_reaching[i];
         }
-        for i in 0..OP_KIND_COUNT {
+        for i in 0..OpKind::COUNT {
             self.ops[i] += other.ops[i];
         }
         self.cases += other.cases;
@@ -842,9 +784,9 @@ impl Tally {
                 c.cases_reaching.insert(name, self.cases_reaching[i]);
             }
         }
-        for (i, name) in OP_KINDS.iter().enumerate() {
+        for (i, kind) in OpKind::ALL.iter().enumerate() {
             if self.ops[i] > 0 {
-                c.ops.insert(name, self.ops[i]);
+                c.ops.insert(kind.name(), self.ops[i]);
             }
         }
         c
@@ -858,7 +800,6 @@ mod tests {
     #[test]
     fn the_index_constants_follow_situations() {
         assert_eq!(SITUATIONS.len(), SITUATION_COUNT);
-        assert_eq!(OP_KINDS.len(), OP_KIND_COUNT);
         let named = [
             (s::JS_PUSH_ABOVE_LAZY, "js-push-above-lazy"),
             (s::LAZY_ABOVE_JS, "lazy-above-js"),

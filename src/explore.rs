@@ -22,9 +22,9 @@
 //! normalised after every op ([`Explorable::normalise`]); without that no two
 //! paths would ever reach the same state and nothing would deduplicate.
 //!
-//! An op is enabled in a state when the reference side accepts it
-//! (`Err(OpError::Impossible)` means it cannot happen in Node there); after a
-//! terminal observation or a divergence nothing is enabled.
+//! An op is enabled in a state when the reference side says so
+//! ([`Reference::enabled`]: the model's [`model::Environment::enabled`]);
+//! after a terminal observation or a divergence nothing is enabled.
 //!
 //! The explorer is generic over the two sides ([`explore`]), so that a
 //! deliberately broken side can show that it finds divergences;
@@ -101,6 +101,8 @@ fn normalise_lazy<S: LazyStore>(lazy: &mut model::Environment<S>) {
 /// The reference side: it decides which ops are possible, and the explorer
 /// reads two things off it to choose the ops of a state.
 pub trait Reference: Explorable {
+    /// Whether `op` can happen now.
+    fn enabled(&self, op: &Op) -> bool;
     /// `executionAsyncId()` now: the id a matching `emit-after` names.
     fn execution_async_id(&self) -> AsyncId;
     /// How deeply the program is nested above the main script: open frames
@@ -109,6 +111,10 @@ pub trait Reference: Explorable {
 }
 
 impl Reference for Eager {
+    fn enabled(&self, op: &Op) -> bool {
+        model::Environment::enabled(self, op).is_ok()
+    }
+
     fn execution_async_id(&self) -> AsyncId {
         self.async_hooks.async_id_fields.k_execution_async_id
     }
@@ -634,13 +640,13 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
     }
 
     /// Apply `op` to both sides of `state`; `None` when the reference side
-    /// rejects it as impossible.
+    /// does not enable it (an init op is applied anyway).
     fn step(&self, state: &State<E, L>, op: &Op, explored: bool) -> Option<State<E, L>> {
-        let mut eager = state.eager.clone();
-        let e = eager.apply(op);
-        if matches!(e, Err(OpError::Impossible(_))) && explored {
+        if explored && !state.eager.enabled(op) {
             return None;
         }
+        let mut eager = state.eager.clone();
+        let e = eager.apply(op);
         let mut lazy = state.lazy.clone();
         let mut coverage = Coverage::default();
         let closing_lazy = (state.lazy.lazy_view()).is_some_and(|l| l.closes_lazy_scope(op));

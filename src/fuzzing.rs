@@ -10,26 +10,25 @@
 //!   ([`model::vocab::trace::parse`]) and a line that does not parse is
 //!   skipped, so that a mutated trace still says something. The seed corpus
 //!   is written this way from the scenario and regression traces.
-//! * **bytes**: anything else is read with `arbitrary::Unstructured`, one op
-//!   after another: a byte picks the kind of op, more bytes its arguments,
-//!   drawn from small pools (ids -2..=9 and the current execution id,
-//!   trigger id and id counter; resources `R1`..`R4`; hooks `H1`..`H3`;
-//!   storages `A1`, `A2` and stores 1..=3) so that the fuzzer reaches
-//!   interesting states quickly.
+//! * **bytes**: anything else is read with `arbitrary::Unstructured`, one
+//!   op after another, as the random check draws them ([`crate::draw`]):
+//!   bytes pick a kind by weight among those the model enables, more bytes
+//!   its arguments, from the small pools of [`crate::draw`] (ids of the
+//!   frames open, the current ids, 0, -1, fresh ones; resources `R1`..`R4`;
+//!   hooks `H1`..`H3`; storages `A1`, `A2` and stores 1..=3), so that the
+//!   fuzzer reaches interesting states quickly.
 //!
-//! Either way an op is kept only if the eager model accepts it in the state
-//! the ops kept so far lead to (it applies to a clone), so every decoded
-//! sequence is one Node could run; decoding stops when the process ends or
-//! after [`MAX_OPS`] ops.
+//! Either way an op is kept only if the eager model enables it
+//! ([`model::Environment::enabled`]) in the state the ops kept so far lead
+//! to, so every decoded sequence is one Node could run; decoding stops when
+//! the process ends or after [`MAX_OPS`] ops.
 
+use crate::draw::{self, Choices};
 use crate::lockstep::{self, Divergence};
 use arbitrary::Unstructured;
 pub use lazy::mutant::Mutant;
 pub use model::vocab::NodeVersion;
-use model::vocab::{
-    trace, AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, Op,
-    ResourceId, Runtime, ScopeFlags, ScopeKind,
-};
+use model::vocab::{trace, Op, OpKind, Runtime};
 use model::Eager;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -40,307 +39,12 @@ pub const TRACE_MARKER: &[u8] = b"#trace\n";
 /// The longest sequence [`decode`] returns.
 pub const MAX_OPS: usize = 256;
 
-/// The kinds of op the byte form chooses from, each as often as its weight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    NoForce,
-    CallbackScope,
-    MakeCallback,
-    /// End the innermost frame with the op it needs.
-    End,
-    ResetGlobal,
-    CreateHook,
-    EnableHook,
-    DisableHook,
-    EmitInit,
-    EmitBefore,
-    EmitAfter,
-    EmitDestroy,
-    RunInAsyncScope,
-    DefaultTriggerScope,
-    NextTick,
-    TickCallback,
-    ExecutionAsyncId,
-    TriggerAsyncId,
-    ExecutionAsyncResource,
-    DefaultTriggerAsyncId,
-    NewAsyncId,
-    UncaughtException,
-    ClearAsyncIdStack,
-    Stop,
-    /// `entry-module`: kept only as the first op (a header op).
-    EntryModule,
-    /// `close-outer K`, K in 1..=3.
-    CloseOuter,
-    /// `timers-scope`: kept only while no scope is open.
-    TimersScope,
-    /// `node-version 20|26`: kept only before the program starts.
-    NodeVersion,
-    /// `als-run A V` or `als-exit A` (26 profile).
-    AlsRun,
-    /// `als-enter-with A V` (26 profile).
-    AlsEnterWith,
-    /// `als-get-store A` (26 profile).
-    AlsGetStore,
-    /// `async-resource R` (26 profile).
-    AsyncResource,
-    /// `next-tick-body`: a tick whose callback runs the ops after it.
-    NextTickBody,
-    /// `queue-microtask`.
-    QueueMicrotask,
-    /// `promise-then`.
-    PromiseThen,
-    /// `promise-reject`.
-    PromiseReject,
-    /// `queue-microtask-body`: a microtask whose callback runs the ops after it.
-    QueueMicrotaskBody,
-    /// `promise-then-body`: a reaction whose callback runs the ops after it.
-    PromiseThenBody,
-}
-
-const KINDS: &[(Kind, u8)] = &[
-    (Kind::NoForce, 1),
-    (Kind::CallbackScope, 6),
-    (Kind::MakeCallback, 4),
-    (Kind::End, 8),
-    (Kind::ResetGlobal, 1),
-    (Kind::CreateHook, 2),
-    (Kind::EnableHook, 3),
-    (Kind::DisableHook, 2),
-    (Kind::EmitInit, 1),
-    (Kind::EmitBefore, 3),
-    (Kind::EmitAfter, 3),
-    (Kind::EmitDestroy, 1),
-    (Kind::RunInAsyncScope, 2),
-    (Kind::DefaultTriggerScope, 1),
-    (Kind::NextTick, 2),
-    (Kind::TickCallback, 1),
-    (Kind::ExecutionAsyncId, 1),
-    (Kind::TriggerAsyncId, 1),
-    (Kind::ExecutionAsyncResource, 3),
-    (Kind::DefaultTriggerAsyncId, 1),
-    (Kind::NewAsyncId, 1),
-    (Kind::UncaughtException, 1),
-    (Kind::ClearAsyncIdStack, 1),
-    (Kind::Stop, 1),
-    (Kind::EntryModule, 1),
-    (Kind::CloseOuter, 2),
-    (Kind::TimersScope, 1),
-    (Kind::NodeVersion, 1),
-    (Kind::AlsRun, 2),
-    (Kind::AlsEnterWith, 1),
-    (Kind::AlsGetStore, 2),
-    (Kind::AsyncResource, 1),
-    (Kind::NextTickBody, 2),
-    (Kind::QueueMicrotask, 1),
-    (Kind::PromiseThen, 1),
-    (Kind::PromiseReject, 1),
-    (Kind::QueueMicrotaskBody, 1),
-    (Kind::PromiseThenBody, 2),
-];
-
-fn kind(u: &mut Unstructured<'_>) -> arbitrary::Result<Kind> {
-    let total: u8 = KINDS.iter().map(|(_, w)| w).sum();
-    let mut pick = u.int_in_range(0..=total - 1)?;
-    for (kind, weight) in KINDS {
-        if pick < *weight {
-            return Ok(*kind);
-        }
-        pick -= weight;
+/// The byte form's choices: each is read from the fuzzer's bytes (0 once
+/// they run out).
+impl Choices for Unstructured<'_> {
+    fn below(&mut self, n: u32) -> u32 {
+        self.int_in_range(0..=n - 1).unwrap_or(0)
     }
-    unreachable!("pick < total")
-}
-
-/// An id: -2..=9, or the current execution id, trigger id, id counter, or
-/// the id counter plus one.
-fn id(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<AsyncId> {
-    let f = &eager.async_hooks.async_id_fields;
-    Ok(match u.int_in_range(0u8..=15)? {
-        n @ 0..=11 => i64::from(n) - 2,
-        12 => f.k_execution_async_id,
-        13 => f.k_trigger_async_id,
-        14 => f.k_async_id_counter,
-        _ => f.k_async_id_counter + 1,
-    })
-}
-
-fn resource(u: &mut Unstructured<'_>) -> arbitrary::Result<ResourceId> {
-    Ok(ResourceId(u.int_in_range(1..=4)?))
-}
-
-fn optional_resource(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<ResourceId>> {
-    Ok(if u.arbitrary::<bool>()? {
-        Some(resource(u)?)
-    } else {
-        None
-    })
-}
-
-fn storage(u: &mut Unstructured<'_>) -> arbitrary::Result<AlsId> {
-    Ok(AlsId(u.int_in_range(1..=2)?))
-}
-
-fn hook(u: &mut Unstructured<'_>) -> arbitrary::Result<HookId> {
-    Ok(HookId(u.int_in_range(1..=3)?))
-}
-
-fn callbacks(u: &mut Unstructured<'_>) -> arbitrary::Result<HookCallbacks> {
-    let b = u.arbitrary::<u8>()?;
-    if b < 128 {
-        return Ok(HookCallbacks::ALL);
-    }
-    Ok(HookCallbacks {
-        init: b & 1 != 0,
-        before: b & 2 != 0,
-        after: b & 4 != 0,
-        destroy: b & 8 != 0,
-        promise_resolve: b & 16 != 0,
-    })
-}
-
-fn open_scope(u: &mut Unstructured<'_>, eager: &Eager, kind: ScopeKind) -> arbitrary::Result<Op> {
-    let context = AsyncContext {
-        async_id: id(u, eager)?,
-        trigger_async_id: id(u, eager)?,
-    };
-    let id = resource(u)?;
-    let (holder, flags) = match kind {
-        ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
-        ScopeKind::CallbackScope => {
-            let holder = if u.ratio(1u8, 4)? {
-                Holder::Global
-            } else {
-                Holder::Local
-            };
-            let flags = match u.int_in_range(0u8..=7)? {
-                0..=4 => ScopeFlags::default(),
-                5 => ScopeFlags {
-                    skip_async_hooks: true,
-                    skip_task_queues: false,
-                },
-                6 => ScopeFlags {
-                    skip_async_hooks: false,
-                    skip_task_queues: true,
-                },
-                _ => ScopeFlags {
-                    skip_async_hooks: true,
-                    skip_task_queues: true,
-                },
-            };
-            (holder, flags)
-        }
-    };
-    Ok(Op::OpenScope {
-        kind,
-        context,
-        resource: NativeResource { id, holder },
-        flags,
-    })
-}
-
-/// The op that ends the innermost frame (a native scope's close may be
-/// `close threw`).
-fn end(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
-    use model::env::Frame;
-    Ok(match eager.frames.last() {
-        Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
-        Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
-        Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
-        Some(Frame::Tick { .. }) => Op::EndTick,
-        Some(Frame::Microtask { .. }) => Op::EndMicrotask,
-        _ => Op::CloseScope {
-            threw: u.ratio(1u8, 8)?,
-        },
-    })
-}
-
-/// One op drawn from the bytes, in the state `eager` is in (which may reject it).
-fn op(u: &mut Unstructured<'_>, eager: &Eager) -> arbitrary::Result<Op> {
-    Ok(match kind(u)? {
-        Kind::NoForce => Op::NoForceAsyncHooksChecks,
-        Kind::CallbackScope => open_scope(u, eager, ScopeKind::CallbackScope)?,
-        Kind::MakeCallback => open_scope(u, eager, ScopeKind::MakeCallback)?,
-        Kind::End => end(u, eager)?,
-        Kind::ResetGlobal => Op::ResetGlobal(resource(u)?),
-        Kind::CreateHook => Op::CreateHook {
-            hook: hook(u)?,
-            callbacks: callbacks(u)?,
-        },
-        Kind::EnableHook => Op::EnableHook(hook(u)?),
-        Kind::DisableHook => Op::DisableHook(hook(u)?),
-        Kind::EmitInit => Op::EmitInit {
-            async_id: id(u, eager)?,
-            type_name: "event".to_string(),
-            trigger_async_id: id(u, eager)?,
-            resource: optional_resource(u)?,
-        },
-        Kind::EmitBefore => Op::EmitBefore {
-            async_id: id(u, eager)?,
-            trigger_async_id: id(u, eager)?,
-            resource: optional_resource(u)?,
-        },
-        Kind::EmitAfter => Op::EmitAfter {
-            async_id: id(u, eager)?,
-        },
-        Kind::EmitDestroy => Op::EmitDestroy {
-            async_id: id(u, eager)?,
-        },
-        Kind::RunInAsyncScope => Op::EnterRunInAsyncScope {
-            async_id: id(u, eager)?,
-            trigger_async_id: id(u, eager)?,
-            resource: resource(u)?,
-        },
-        Kind::DefaultTriggerScope => Op::EnterDefaultTriggerScope {
-            trigger_async_id: id(u, eager)?,
-        },
-        Kind::NextTick => Op::NextTick {
-            query_resource: u.arbitrary()?,
-        },
-        Kind::TickCallback => Op::TickCallback,
-        Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
-        Kind::TriggerAsyncId => Op::TriggerAsyncId,
-        Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
-        Kind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
-        Kind::NewAsyncId => Op::NewAsyncId,
-        Kind::UncaughtException => Op::UncaughtException {
-            handled: !u.ratio(1u8, 6)?,
-        },
-        Kind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
-        Kind::Stop => Op::Stop,
-        Kind::EntryModule => Op::EntryModule,
-        Kind::CloseOuter => Op::CloseOuter {
-            outer: u.int_in_range(1..=3)?,
-        },
-        Kind::TimersScope => Op::TimersScope,
-        Kind::NodeVersion => Op::NodeVersion(if u.arbitrary::<bool>()? {
-            NodeVersion::V20
-        } else {
-            NodeVersion::V26
-        }),
-        Kind::AlsRun => {
-            let als = storage(u)?;
-            if u.ratio(1u8, 4)? {
-                Op::AlsExit(als)
-            } else {
-                Op::AlsRun {
-                    als,
-                    store: u.int_in_range(1..=3)?,
-                }
-            }
-        }
-        Kind::AlsEnterWith => Op::AlsEnterWith {
-            als: storage(u)?,
-            store: u.int_in_range(1..=3)?,
-        },
-        Kind::AlsGetStore => Op::AlsGetStore(storage(u)?),
-        Kind::AsyncResource => Op::AsyncResource(resource(u)?),
-        Kind::NextTickBody => Op::NextTickBody,
-        Kind::QueueMicrotask => Op::QueueMicrotask,
-        Kind::PromiseThen => Op::PromiseThen,
-        Kind::PromiseReject => Op::PromiseReject,
-        Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
-        Kind::PromiseThenBody => Op::PromiseThenBody,
-    })
 }
 
 /// Keeps the ops the eager model accepts, in order.
@@ -367,11 +71,10 @@ impl Valid {
         self.eager.exited || self.ops.len() >= MAX_OPS
     }
 
-    /// Apply `op` to a clone of the state; keep both if the model accepts it.
+    /// Keep `op` if the model enables it in the state the kept ops lead to.
     fn offer(&mut self, op: Op) {
-        let mut trial = self.eager.clone();
-        if trial.apply(&op).is_ok() {
-            self.eager = trial;
+        if self.eager.enabled(&op).is_ok() {
+            let _ = self.eager.apply(&op);
             self.ops.push(op);
         }
     }
@@ -407,9 +110,13 @@ pub fn decode_on(bytes: &[u8], version: NodeVersion) -> Vec<Op> {
     }
     let mut u = Unstructured::new(bytes);
     while !u.is_empty() && !valid.full() {
-        match op(&mut u, &valid.eager) {
-            Ok(op) => valid.offer(op),
-            Err(_) => break,
+        let mut weights = [0; OpKind::COUNT];
+        for &kind in OpKind::ALL {
+            weights[kind as usize] = draw::weights(kind).bytes;
+        }
+        match draw::enabled_op(&valid.eager, &mut weights, &mut u) {
+            Some(op) => valid.offer(op),
+            None => break,
         }
     }
     valid.ops

@@ -1,7 +1,11 @@
 //! Generators of op sequences that can happen in Node, biased toward what
-//! breaks stacks. Each op is drawn directly from the state the eager model is
-//! in (a [`CaseGen`] looks at the model after the ops so far), so every
-//! drawn op is one the model accepts: no strategy objects, no rejection.
+//! breaks stacks. Each op is drawn from the state the eager model is in (a
+//! [`CaseGen`] looks at the model after the ops so far) and the model
+//! enables it ([`model::Environment::enabled`], asked by
+//! [`crate::draw::enabled_op`]): every drawn op is one the model accepts,
+//! and the generator keeps no copy of the model's rules, only bounds of its
+//! own (`stop` only with a scope open above the main script's; hooks
+//! `H1`..`H3`).
 //!
 //! **Swarm testing.** Each case first draws its own [`Swarm`]: a random
 //! subset of the op kinds, each with a random weight, a length, and a target
@@ -19,20 +23,13 @@
 //! portable generator whose output the `rand_chacha` crate keeps stable
 //! across versions; drawing from it costs a few nanoseconds.
 
+use crate::draw::{self, Choices, Role};
 use model::env::microtasks::RunningMicrotask;
 use model::env::Frame;
-use model::vocab::{
-    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    ResourceId, Runtime, ScopeFlags, ScopeKind,
-};
+use model::vocab::{NodeVersion, Op, OpKind, Runtime};
 use model::Eager;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// Resources the generators use: `R1`..`R4`.
-pub const RESOURCES: u32 = 4;
-/// Hooks the generators use: `H1`..`H3`.
-pub const HOOKS: u32 = 3;
 
 /// The random generator of case `case` of the run with `seed`: ChaCha8 keyed
 /// by the seed, on stream `case`. Cases are independent of each other.
@@ -46,240 +43,6 @@ pub fn case_rng(seed: u64, case: u64) -> ChaCha8Rng {
     rng
 }
 
-/// The kinds of op a case chooses from. `End*` kinds end the innermost frame
-/// of their sort.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Kind {
-    /// `no-force-async-hooks-checks` (first op only).
-    NoForce,
-    /// `callback-scope`.
-    CallbackScope,
-    /// `make-callback`.
-    MakeCallback,
-    /// `close`.
-    Close,
-    /// `close threw`.
-    CloseThrew,
-    /// `reset-global`.
-    ResetGlobal,
-    /// `create-hook`.
-    CreateHook,
-    /// `enable-hook`.
-    EnableHook,
-    /// `disable-hook`.
-    DisableHook,
-    /// `emit-init`.
-    EmitInit,
-    /// `emit-before`.
-    EmitBefore,
-    /// `emit-after`.
-    EmitAfter,
-    /// `emit-destroy`.
-    EmitDestroy,
-    /// `run-in-async-scope`.
-    RunInAsyncScope,
-    /// `end-run-in-async-scope`.
-    EndRunInAsyncScope,
-    /// `default-trigger-scope`.
-    DefaultTriggerScope,
-    /// `end-default-trigger-scope`.
-    EndDefaultTriggerScope,
-    /// `next-tick`.
-    NextTick,
-    /// `tick-callback`.
-    TickCallback,
-    /// `execution-async-id`.
-    ExecutionAsyncId,
-    /// `trigger-async-id`.
-    TriggerAsyncId,
-    /// `execution-async-resource`.
-    ExecutionAsyncResource,
-    /// `default-trigger-async-id`.
-    DefaultTriggerAsyncId,
-    /// `new-async-id`.
-    NewAsyncId,
-    /// `uncaught-exception`.
-    UncaughtException,
-    /// `clear-async-id-stack`.
-    ClearAsyncIdStack,
-    /// `stop`.
-    Stop,
-    /// `entry-module` (before the program's first op).
-    EntryModule,
-    /// `close-outer K`: `napi_close_callback_scope` on an outer scope.
-    CloseOuter,
-    /// `als-run A V` (26 profile).
-    AlsRun,
-    /// `als-exit A` (26 profile).
-    AlsExit,
-    /// `end-als-run`.
-    EndAlsRun,
-    /// `als-enter-with A V` (26 profile).
-    AlsEnterWith,
-    /// `als-get-store A` (26 profile).
-    AlsGetStore,
-    /// `async-resource R` (26 profile).
-    AsyncResource,
-    /// `next-tick-body`: a tick whose callback runs ops.
-    NextTickBody,
-    /// `end-tick`: the innermost tick callback returns.
-    EndTick,
-    /// `queue-microtask`.
-    QueueMicrotask,
-    /// `promise-then`.
-    PromiseThen,
-    /// `promise-reject`.
-    PromiseReject,
-    /// `queue-microtask-body`: a microtask whose callback runs ops.
-    QueueMicrotaskBody,
-    /// `promise-then-body`: a reaction whose callback runs ops.
-    PromiseThenBody,
-    /// `end-microtask`: the innermost microtask callback returns.
-    EndMicrotask,
-}
-
-/// Number of [`Kind`]s.
-pub const KINDS: usize = 43;
-
-/// `AsyncLocalStorage` instances the generators use: `A1`, `A2`.
-pub const STORAGES: u32 = 2;
-/// Store values the generators use: 1..=3.
-pub const STORE_VALUES: u32 = 3;
-
-impl Kind {
-    /// Every kind, in declaration order (`Kind::ALL[k as usize] == k`).
-    pub const ALL: [Kind; KINDS] = [
-        Kind::NoForce,
-        Kind::CallbackScope,
-        Kind::MakeCallback,
-        Kind::Close,
-        Kind::CloseThrew,
-        Kind::ResetGlobal,
-        Kind::CreateHook,
-        Kind::EnableHook,
-        Kind::DisableHook,
-        Kind::EmitInit,
-        Kind::EmitBefore,
-        Kind::EmitAfter,
-        Kind::EmitDestroy,
-        Kind::RunInAsyncScope,
-        Kind::EndRunInAsyncScope,
-        Kind::DefaultTriggerScope,
-        Kind::EndDefaultTriggerScope,
-        Kind::NextTick,
-        Kind::TickCallback,
-        Kind::ExecutionAsyncId,
-        Kind::TriggerAsyncId,
-        Kind::ExecutionAsyncResource,
-        Kind::DefaultTriggerAsyncId,
-        Kind::NewAsyncId,
-        Kind::UncaughtException,
-        Kind::ClearAsyncIdStack,
-        Kind::Stop,
-        Kind::EntryModule,
-        Kind::CloseOuter,
-        Kind::AlsRun,
-        Kind::AlsExit,
-        Kind::EndAlsRun,
-        Kind::AlsEnterWith,
-        Kind::AlsGetStore,
-        Kind::AsyncResource,
-        Kind::NextTickBody,
-        Kind::EndTick,
-        Kind::QueueMicrotask,
-        Kind::PromiseThen,
-        Kind::PromiseReject,
-        Kind::QueueMicrotaskBody,
-        Kind::PromiseThenBody,
-        Kind::EndMicrotask,
-    ];
-
-    /// The base weight of the kind in a uniform mix. Tuned by measuring the
-    /// share of cases that reach each situation of `src/coverage.rs` (the
-    /// JS frame ends and `emit-after` high, so that a `runInAsyncScope`
-    /// often ends with only lazy scopes left; `execution-async-resource`
-    /// low, since one call makes every later scope eager;
-    /// `no-force-async-hooks-checks` high, since cases without the checks
-    /// live longer): `docs/performance.md`, "Reach".
-    const fn base_weight(self) -> u32 {
-        match self {
-            Kind::NoForce => 8,
-            Kind::CallbackScope => 4,
-            Kind::MakeCallback => 3,
-            Kind::Close => 6,
-            Kind::CloseThrew => 1,
-            Kind::ResetGlobal => 1,
-            Kind::CreateHook => 3,
-            Kind::EnableHook => 4,
-            Kind::DisableHook => 8,
-            Kind::EmitInit => 1,
-            Kind::EmitBefore => 4,
-            Kind::EmitAfter => 6,
-            Kind::EmitDestroy => 1,
-            Kind::RunInAsyncScope => 5,
-            Kind::EndRunInAsyncScope => 12,
-            Kind::DefaultTriggerScope => 1,
-            Kind::EndDefaultTriggerScope => 6,
-            Kind::NextTick => 2,
-            Kind::TickCallback => 1,
-            Kind::ExecutionAsyncId => 2,
-            Kind::TriggerAsyncId => 1,
-            Kind::ExecutionAsyncResource => 2,
-            Kind::DefaultTriggerAsyncId => 1,
-            Kind::NewAsyncId => 1,
-            Kind::UncaughtException => 4,
-            Kind::ClearAsyncIdStack => 1,
-            Kind::Stop => 1,
-            Kind::EntryModule => 4,
-            Kind::CloseOuter => 5,
-            Kind::AlsRun => 2,
-            Kind::AlsExit => 1,
-            Kind::EndAlsRun => 6,
-            Kind::AlsEnterWith => 1,
-            Kind::AlsGetStore => 1,
-            Kind::AsyncResource => 2,
-            Kind::NextTickBody => 2,
-            Kind::EndTick => 6,
-            Kind::QueueMicrotask => 1,
-            Kind::PromiseThen => 10,
-            Kind::PromiseReject => 3,
-            Kind::QueueMicrotaskBody => 1,
-            Kind::PromiseThenBody => 7,
-            Kind::EndMicrotask => 8,
-        }
-    }
-
-    /// Kinds that open a frame or push a context: favoured while a case
-    /// builds up to its target depth.
-    const fn deepens(self) -> bool {
-        matches!(
-            self,
-            Kind::CallbackScope | Kind::MakeCallback | Kind::EmitBefore | Kind::RunInAsyncScope
-        )
-    }
-
-    /// Kinds that end a frame, pop a context or end the process: held back
-    /// while a case builds up to its target depth.
-    const fn unwinds(self) -> bool {
-        matches!(
-            self,
-            Kind::Close
-                | Kind::CloseThrew
-                | Kind::EmitAfter
-                | Kind::EndRunInAsyncScope
-                | Kind::EndDefaultTriggerScope
-                | Kind::UncaughtException
-                | Kind::ClearAsyncIdStack
-                | Kind::Stop
-                | Kind::CloseOuter
-                | Kind::EndAlsRun
-                | Kind::EndTick
-                | Kind::EndMicrotask
-        )
-    }
-}
-
 /// Most phases a case is split into.
 pub const MAX_PHASES: usize = 5;
 
@@ -289,8 +52,9 @@ pub const MAX_PHASES: usize = 5;
 pub struct Phase {
     /// The op (index in the case) at which the phase ends.
     pub until: usize,
-    /// Weight of each [`Kind`] (0: this phase never draws it).
-    pub weights: [u32; KINDS],
+    /// Weight of each [`OpKind`], by `kind as usize` (0: this phase never
+    /// draws it).
+    pub weights: [u32; OpKind::COUNT],
     /// Nesting (eager stack entries plus open frames) to build up to at the
     /// start of the phase: until it is reached, the kinds that deepen are
     /// favoured and those that unwind are not drawn; 0 for none.
@@ -305,21 +69,16 @@ impl Phase {
     /// a stack 4 to 80 deep first (past 16 pairs, and past 48 when lazy
     /// scopes made the stack grow early).
     fn draw(rng: &mut ChaCha8Rng, until: usize) -> Phase {
-        let mut weights = [0u32; KINDS];
+        let mut weights = [0u32; OpKind::COUNT];
         let uniform = rng.random_ratio(1, 3);
-        for kind in Kind::ALL {
-            let base = kind.base_weight();
+        for &kind in OpKind::ALL {
+            let draw::Weight {
+                random: base, role, ..
+            } = draw::weights(kind);
             weights[kind as usize] = if uniform {
                 base
             } else {
-                let kept = matches!(
-                    kind,
-                    Kind::EndRunInAsyncScope
-                        | Kind::EndDefaultTriggerScope
-                        | Kind::EndAlsRun
-                        | Kind::EndTick
-                        | Kind::EndMicrotask
-                ) || rng.random_ratio(1, 2);
+                let kept = role == Role::EndsJs || rng.random_ratio(1, 2);
                 if kept {
                     base << rng.random_range(0..4)
                 } else {
@@ -377,7 +136,7 @@ impl Swarm {
         ends[..phase_count].sort_unstable();
         let mut phases = [Phase {
             until: len,
-            weights: [0; KINDS],
+            weights: [0; OpKind::COUNT],
             target_depth: 0,
         }; MAX_PHASES];
         for (phase, end) in phases.iter_mut().zip(ends).take(phase_count) {
@@ -450,51 +209,25 @@ impl CaseGen {
             self.built = self.swarm.phases[self.phase].target_depth == 0;
         }
         self.drawn += 1;
-        Some(self.draw(eager))
+        let op = self.draw(eager);
+        self.after_close_outer = matches!(op, Op::CloseOuter { .. });
+        self.after_disable = matches!(op, Op::DisableHook(_));
+        Some(op)
     }
 
+    /// The generator's own moves first (each kept only if the model enables
+    /// it), then a kind by the phase's weights among those the model
+    /// enables ([`draw::enabled_op`]).
     fn draw(&mut self, eager: &Eager) -> Op {
-        let follow_up = std::mem::take(&mut self.after_close_outer);
-        let after_disable = std::mem::take(&mut self.after_disable);
-        let f = &eager.async_hooks.fields;
-        if after_disable
-            && f.k_totals == 0
-            && f.k_uses_execution_async_resource == 0
-            && eager.frames.len() > 1
-            && eager.js_running()
-            && self.rng.random_ratio(1, 3)
-        {
-            return self.open_scope(eager);
-        }
-        // Now and then a case names its profile explicitly first (the same
-        // program: `node-version 26` is the default).
-        if eager.ops_applied == 0 && self.rng.random_ratio(1, 32) {
-            return Op::NodeVersion(eager.version);
-        }
-        // A first executionAsyncResource() makes every later scope eager:
-        // rarer while the case has not made one yet.
-        let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
-            5
-        } else {
-            1
-        };
-        if follow_up && eager.js_running() && self.rng.random_ratio(1, odds) {
-            return Op::ExecutionAsyncResource;
-        }
-        let innermost = eager.frames.last();
-        if let Some(Frame::Native(scope)) = innermost {
-            if scope.threw {
-                // The callback threw: only its close can follow.
-                let threw = !scope.main_script && self.rng.random_ratio(1, 2);
-                return Op::CloseScope { threw };
+        if let Some(op) = self.steer(eager) {
+            if eager.enabled(&op).is_ok() {
+                return op;
             }
         }
         if !eager.js_running() {
             return self.native_only(eager);
         }
-        let native_innermost = matches!(innermost, Some(Frame::Native(_)));
-        let tick_innermost = matches!(innermost, Some(Frame::Tick { .. }));
-        let microtask_innermost = matches!(innermost, Some(Frame::Microtask { .. }));
+        let innermost = eager.frames.last();
         let reaction_without_hooks = eager.microtasks.installed.is_none()
             && matches!(
                 innermost,
@@ -503,83 +236,83 @@ impl CaseGen {
                     ..
                 })
             );
-        // The model refuses an exception that leaves a microtask's callback.
-        let in_microtask = (eager.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
-        let bare_innermost = matches!(innermost, Some(Frame::Native(s)) if s.is_bare());
-        let module_entry_open = !eager.program_started
-            && matches!(eager.frames.as_slice(), [Frame::Native(m)] if m.pushed_ids);
         let phase = &self.swarm.phases[self.phase];
         if !self.built && nesting(eager) >= phase.target_depth {
             self.built = true;
         }
         let building = !self.built;
-        let created = eager.hooks.created.len() as u32;
-        let v26 = eager.version == NodeVersion::V26;
-        // `no-force-async-hooks-checks` applies while the program has not
-        // started (only header ops so far) and it was not given yet.
-        let first = !eager.program_started && eager.async_hooks.fields.k_check == 1;
-        let mut weights = [0u32; KINDS];
-        let mut total = 0u32;
-        for kind in Kind::ALL {
-            let allowed = match kind {
-                Kind::NoForce => first,
-                Kind::EntryModule => module_entry_open,
-                Kind::CloseOuter => !outer_scopes(eager).is_empty(),
-                Kind::Close => native_innermost,
-                Kind::UncaughtException => native_innermost || (tick_innermost && !in_microtask),
-                Kind::EndTick => tick_innermost,
-                Kind::EndMicrotask => microtask_innermost,
-                Kind::CloseThrew => native_innermost && !bare_innermost,
-                Kind::EndRunInAsyncScope => {
-                    matches!(innermost, Some(Frame::RunInAsyncScope { .. }))
-                }
-                Kind::EndDefaultTriggerScope => {
-                    matches!(innermost, Some(Frame::DefaultTriggerScope { .. }))
-                }
-                Kind::CreateHook => created < HOOKS,
-                Kind::EnableHook | Kind::DisableHook => created > 0,
-                Kind::Stop => eager.frames.len() > 1,
-                // Global holders and ALS exist on the 26 profile only.
-                Kind::ResetGlobal | Kind::AlsRun | Kind::AlsExit | Kind::AlsEnterWith => v26,
-                Kind::AlsGetStore | Kind::AsyncResource => v26,
-                Kind::EndAlsRun => matches!(innermost, Some(Frame::AlsRun { .. })),
-                Kind::QueueMicrotask | Kind::QueueMicrotaskBody => !eager.queue_microtask_throws(),
-                _ => true,
-            };
-            if !allowed {
-                continue;
-            }
-            let mut w = phase.weights[kind as usize];
+        let mut weights = phase.weights;
+        for &kind in OpKind::ALL {
+            let w = &mut weights[kind as usize];
             // In a reaction's body that started without promise hooks,
             // enabling one is what makes promiseAfterHook skip its pop.
-            if kind == Kind::EnableHook && reaction_without_hooks {
-                w *= 8;
+            if kind == OpKind::EnableHook && reaction_without_hooks {
+                *w *= 8;
             }
             if building {
-                if kind.deepens() {
-                    w *= 8;
-                } else if kind.unwinds() {
-                    w = 0;
+                match draw::weights(kind).role {
+                    Role::Deepens => *w *= 8,
+                    Role::Unwinds | Role::EndsJs => *w = 0,
+                    Role::Other => {}
                 }
             }
-            weights[kind as usize] = w;
-            total += w;
         }
-        if total == 0 {
-            // The swarm left nothing for this state: fall back to the base
-            // weights of whatever is allowed (the innermost frame's end is
-            // always among them, or an open).
-            return self.fallback(eager);
+        // `stop` only with a scope open above the main script's: a case
+        // that stops at once does little else.
+        if eager.frames.len() <= 1 {
+            weights[OpKind::Stop as usize] = 0;
         }
-        let mut pick = self.rng.random_range(0..total);
-        for kind in Kind::ALL {
-            let w = weights[kind as usize];
-            if pick < w {
-                return self.op_of(kind, eager);
+        match draw::enabled_op(eager, &mut weights, self) {
+            Some(op) => op,
+            // The swarm left nothing for this state: end the innermost
+            // frame (or open a scope).
+            None => self.fallback(eager),
+        }
+    }
+
+    /// Moves that lead where the weights alone seldom go: after a
+    /// `disable-hook` that left no hook on, a scope (lazy, inside the scopes
+    /// opened while hooks were on); now and then `node-version` first (the
+    /// same profile: the program is the same); after a `close-outer`, a
+    /// read of the resource whose entry it may have left dangling; in a
+    /// callback that threw, its close.
+    fn steer(&mut self, eager: &Eager) -> Option<Op> {
+        let follow_up = std::mem::take(&mut self.after_close_outer);
+        let after_disable = std::mem::take(&mut self.after_disable);
+        let f = &eager.async_hooks.fields;
+        if after_disable
+            && f.k_totals == 0
+            && f.k_uses_execution_async_resource == 0
+            && eager.frames.len() > 1
+            && eager.js_running()
+            && self.ratio(1, 3)
+        {
+            return Some(self.open_scope(eager));
+        }
+        if eager.ops_applied == 0 && self.ratio(1, 32) {
+            return Some(Op::NodeVersion(eager.version));
+        }
+        // A first executionAsyncResource() makes every later scope eager:
+        // rarer while the case has not made one yet.
+        let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
+            5
+        } else {
+            1
+        };
+        if follow_up && self.ratio(1, odds) {
+            return Some(Op::ExecutionAsyncResource);
+        }
+        if let Some(Frame::Native(scope)) = eager.frames.last() {
+            if scope.threw {
+                // Half the time `close threw` (refused on a bare scope).
+                let threw = Op::CloseScope { threw: true };
+                if self.ratio(1, 2) && eager.enabled(&threw).is_ok() {
+                    return Some(threw);
+                }
+                return Some(Op::CloseScope { threw: false });
             }
-            pick -= w;
         }
-        unreachable!("pick < total")
+        None
     }
 
     /// When no swarm weight applies: end the innermost frame, or open a scope.
@@ -598,7 +331,7 @@ impl CaseGen {
     /// From the event loop, with no scope open: a native callback's scope,
     /// or `Environment::RunTimers`' (one in four).
     fn open_from_event_loop(&mut self, eager: &Eager) -> Op {
-        if self.rng.random_ratio(1, 4) {
+        if self.ratio(1, 4) {
             Op::TimersScope
         } else {
             self.open_scope(eager)
@@ -606,313 +339,43 @@ impl CaseGen {
     }
 
     /// When no JavaScript can run (the environment is stopping, or every
-    /// scope is closed and the event loop is idle): only native ops.
+    /// scope is closed and the event loop is idle): only native ops, most
+    /// often the innermost scope's close.
     fn native_only(&mut self, eager: &Eager) -> Op {
-        match eager.frames.last() {
-            Some(Frame::Native(s)) => match self.rng.random_range(0..10) {
-                0..=5 => Op::CloseScope { threw: false },
-                6 if !s.is_bare() => Op::CloseScope { threw: true },
-                6 => Op::CloseScope { threw: false },
-                7 if eager.version == NodeVersion::V26 => Op::ResetGlobal(self.resource()),
-                _ => self.open_scope(eager),
-            },
-            Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
-            Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
-            Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
-            Some(Frame::Tick { .. }) => Op::EndTick,
-            Some(Frame::Microtask { .. }) => Op::EndMicrotask,
-            None => self.open_from_event_loop(eager),
-        }
+        let Some(Frame::Native(_)) = eager.frames.last() else {
+            return self.fallback(eager);
+        };
+        let kind = match self.below(10) {
+            0..=6 => OpKind::CloseScope,
+            7 => OpKind::ResetGlobal,
+            _ => return self.open_scope(eager),
+        };
+        (draw::draw_enabled(kind, eager, self)).unwrap_or_else(|| self.open_scope(eager))
     }
 
-    fn storage(&mut self) -> AlsId {
-        AlsId(self.rng.random_range(1..=STORAGES))
-    }
-
-    fn resource(&mut self) -> ResourceId {
-        ResourceId(self.rng.random_range(1..=RESOURCES))
-    }
-
-    fn maybe_resource(&mut self) -> Option<ResourceId> {
-        if self.rng.random_ratio(1, 2) {
-            Some(self.resource())
-        } else {
-            None
-        }
-    }
-
-    /// A created hook; mostly one that is `enabled` (for a disable) or not
-    /// (for an enable), so that hooks go on and off.
-    fn hook(&mut self, eager: &Eager, enabled: bool) -> HookId {
-        let created = &eager.hooks.created;
-        let active = &eager.hooks.active;
-        let fitting = created
-            .keys()
-            .filter(|h| active.contains(h) == enabled)
-            .count();
-        if fitting > 0 && self.rng.random_ratio(3, 4) {
-            let n = self.rng.random_range(0..fitting);
-            return *created
-                .keys()
-                .filter(|h| active.contains(h) == enabled)
-                .nth(n)
-                .expect("n < fitting");
-        }
-        let n = self.rng.random_range(0..created.len());
-        *created.keys().nth(n).expect("n < created.len()")
-    }
-
-    /// An id worth trying now: one of an open scope or JS context, a saved
-    /// stack entry, the current execution or trigger id, a destroyed id, 0,
-    /// -1, a fresh one, or (rarely) any small number.
-    pub fn id(&mut self, eager: &Eager) -> AsyncId {
-        let f = &eager.async_hooks.async_id_fields;
-        match self.rng.random_range(0..16) {
-            0..=2 => f.k_execution_async_id,
-            3 => f.k_trigger_async_id,
-            4..=6 => match eager.frames.len() {
-                0 => f.k_execution_async_id,
-                n => match &eager.frames[self.rng.random_range(0..n)] {
-                    Frame::Native(s) if self.rng.random_ratio(1, 2) => {
-                        s.async_context.trigger_async_id
-                    }
-                    Frame::Native(s) => s.async_context.async_id,
-                    Frame::RunInAsyncScope { async_id, .. } => *async_id,
-                    Frame::AlsRun { .. } => f.k_execution_async_id,
-                    Frame::DefaultTriggerScope {
-                        old_default_trigger_async_id,
-                    } => *old_default_trigger_async_id,
-                    Frame::Tick { tick, .. } => tick.async_id,
-                    Frame::Microtask { .. } => f.k_execution_async_id,
-                },
-            },
-            7 => {
-                let ah = &eager.async_hooks;
-                match ah.fields.k_stack_length as usize {
-                    0 => 0,
-                    n => {
-                        let (e, t) = ah.async_ids_stack[self.rng.random_range(0..n)];
-                        if self.rng.random_ratio(1, 2) {
-                            e
-                        } else {
-                            t
-                        }
-                    }
-                }
-            }
-            8 => match eager.destroy_async_id_list.len() {
-                0 => -1,
-                n => eager.destroy_async_id_list[self.rng.random_range(0..n)],
-            },
-            9 => 0,
-            10 => -1,
-            11..=13 => f.k_async_id_counter + [0, 1, 2, 7][self.rng.random_range(0..4usize)],
-            _ => self.rng.random_range(-2..12),
-        }
-    }
-
-    fn callbacks(&mut self) -> HookCallbacks {
-        if self.rng.random_ratio(3, 5) {
-            HookCallbacks::ALL
-        } else {
-            let bits: u8 = self.rng.random();
-            HookCallbacks {
-                init: bits & 1 != 0,
-                before: bits & 2 != 0,
-                after: bits & 4 != 0,
-                destroy: bits & 8 != 0,
-                promise_resolve: bits & 16 != 0,
-            }
-        }
-    }
-
-    /// `callback-scope` or `make-callback`.
+    /// `callback-scope` or `make-callback` (two in five).
     fn open_scope(&mut self, eager: &Eager) -> Op {
-        let kind = if self.rng.random_ratio(2, 5) {
-            ScopeKind::MakeCallback
+        let kind = if self.ratio(2, 5) {
+            OpKind::MakeCallback
         } else {
-            ScopeKind::CallbackScope
+            OpKind::CallbackScope
         };
-        self.open(kind, eager)
-    }
-
-    fn open(&mut self, kind: ScopeKind, eager: &Eager) -> Op {
-        let async_id = self.id(eager);
-        let trigger_async_id = self.id(eager);
-        let id = self.resource();
-        let (holder, flags) = match kind {
-            ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
-            ScopeKind::CallbackScope => {
-                let holder = if self.rng.random_ratio(1, 5) && eager.version == NodeVersion::V26 {
-                    Holder::Global
-                } else {
-                    Holder::Local
-                };
-                let flags = if self.rng.random_ratio(1, 7) {
-                    ScopeFlags {
-                        skip_async_hooks: self.rng.random(),
-                        skip_task_queues: self.rng.random(),
-                    }
-                } else {
-                    ScopeFlags::default()
-                };
-                (holder, flags)
-            }
-        };
-        Op::OpenScope {
-            kind,
-            context: AsyncContext {
-                async_id,
-                trigger_async_id,
-            },
-            resource: NativeResource { id, holder },
-            flags,
-        }
-    }
-
-    fn op_of(&mut self, kind: Kind, eager: &Eager) -> Op {
-        match kind {
-            Kind::NoForce => Op::NoForceAsyncHooksChecks,
-            Kind::CallbackScope => self.open(ScopeKind::CallbackScope, eager),
-            Kind::MakeCallback => self.open(ScopeKind::MakeCallback, eager),
-            Kind::Close => Op::CloseScope { threw: false },
-            Kind::CloseThrew => Op::CloseScope { threw: true },
-            Kind::ResetGlobal => Op::ResetGlobal(self.resource()),
-            Kind::CreateHook => {
-                let free = (1..=HOOKS)
-                    .map(HookId)
-                    .filter(|h| !eager.hooks.created.contains_key(h))
-                    .count();
-                let n = self.rng.random_range(0..free);
-                let hook = (1..=HOOKS)
-                    .map(HookId)
-                    .filter(|h| !eager.hooks.created.contains_key(h))
-                    .nth(n)
-                    .expect("n < free");
-                Op::CreateHook {
-                    hook,
-                    callbacks: self.callbacks(),
-                }
-            }
-            Kind::EnableHook => Op::EnableHook(self.hook(eager, false)),
-            Kind::DisableHook => {
-                self.after_disable = true;
-                Op::DisableHook(self.hook(eager, true))
-            }
-            Kind::EmitInit => Op::EmitInit {
-                async_id: self.id(eager),
-                type_name: "event".to_string(),
-                trigger_async_id: self.id(eager),
-                resource: self.maybe_resource(),
-            },
-            Kind::EmitBefore => Op::EmitBefore {
-                async_id: self.id(eager),
-                trigger_async_id: self.id(eager),
-                resource: self.maybe_resource(),
-            },
-            Kind::EmitAfter => {
-                let async_id = if self.rng.random_range(0..8) < self.swarm.id_care {
-                    eager.async_hooks.async_id_fields.k_execution_async_id
-                } else {
-                    self.id(eager)
-                };
-                Op::EmitAfter { async_id }
-            }
-            Kind::EmitDestroy => Op::EmitDestroy {
-                async_id: self.id(eager),
-            },
-            Kind::RunInAsyncScope => Op::EnterRunInAsyncScope {
-                async_id: self.id(eager),
-                trigger_async_id: self.id(eager),
-                resource: self.resource(),
-            },
-            Kind::EndRunInAsyncScope => Op::ExitRunInAsyncScope,
-            Kind::DefaultTriggerScope => Op::EnterDefaultTriggerScope {
-                trigger_async_id: self.id(eager),
-            },
-            Kind::EndDefaultTriggerScope => Op::ExitDefaultTriggerScope,
-            Kind::NextTick => Op::NextTick {
-                query_resource: self.rng.random(),
-            },
-            Kind::TickCallback => Op::TickCallback,
-            Kind::NextTickBody => Op::NextTickBody,
-            Kind::EndTick => Op::EndTick,
-            Kind::QueueMicrotask => Op::QueueMicrotask,
-            Kind::PromiseThen => Op::PromiseThen,
-            Kind::PromiseReject => Op::PromiseReject,
-            Kind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
-            Kind::PromiseThenBody => Op::PromiseThenBody,
-            Kind::EndMicrotask => Op::EndMicrotask,
-            Kind::ExecutionAsyncId => Op::ExecutionAsyncId,
-            Kind::TriggerAsyncId => Op::TriggerAsyncId,
-            Kind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
-            Kind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
-            Kind::NewAsyncId => Op::NewAsyncId,
-            Kind::UncaughtException => Op::UncaughtException {
-                handled: !self.rng.random_ratio(1, 6),
-            },
-            Kind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
-            Kind::Stop => Op::Stop,
-            Kind::EntryModule => Op::EntryModule,
-            Kind::AlsRun => Op::AlsRun {
-                als: self.storage(),
-                store: self.rng.random_range(1..=STORE_VALUES),
-            },
-            Kind::AlsExit => Op::AlsExit(self.storage()),
-            Kind::EndAlsRun => Op::EndAlsRun,
-            Kind::AlsEnterWith => Op::AlsEnterWith {
-                als: self.storage(),
-                store: self.rng.random_range(1..=STORE_VALUES),
-            },
-            Kind::AlsGetStore => Op::AlsGetStore(self.storage()),
-            Kind::AsyncResource => Op::AsyncResource(self.resource()),
-            Kind::CloseOuter => {
-                // Mostly a scope whose id is current: its check passes and
-                // the case goes on with the scope's entry left dangling.
-                let all = outer_scopes(eager);
-                let current = eager.async_hooks.async_id_fields.k_execution_async_id;
-                let natives: Vec<_> = (eager.frames.iter().rev())
-                    .filter_map(|f| match f {
-                        Frame::Native(s) => Some(s.async_context.async_id),
-                        _ => None,
-                    })
-                    .collect();
-                let passing: Vec<u32> = (all.iter().copied())
-                    .filter(|&k| natives[k as usize] == current)
-                    .collect();
-                let pool = if !passing.is_empty() && self.rng.random_ratio(3, 4) {
-                    passing
-                } else {
-                    all
-                };
-                self.after_close_outer = true;
-                Op::CloseOuter {
-                    outer: pool[self.rng.random_range(0..pool.len())],
-                }
-            }
-        }
+        draw::draw_op(kind, eager, self)
     }
 }
 
-/// The `close-outer K` the model accepts now: each `K` such that the native
-/// scope with `K` native scopes inside it is a `node::CallbackScope` an addon
-/// opened (not the main script's, a MakeCallback's or RunTimers').
-pub fn outer_scopes(eager: &Eager) -> Vec<u32> {
-    let natives: Vec<_> = eager
-        .frames
-        .iter()
-        .filter_map(|f| match f {
-            Frame::Native(s) => Some(s),
-            _ => None,
-        })
-        .collect();
-    (1..natives.len())
-        .filter(|&k| {
-            let s = natives[natives.len() - 1 - k];
-            !s.is_bare() && s.kind == ScopeKind::CallbackScope
-        })
-        .map(|k| k as u32)
-        .collect()
+impl Choices for CaseGen {
+    fn below(&mut self, n: u32) -> u32 {
+        self.rng.random_range(0..n)
+    }
+
+    fn ratio(&mut self, num: u32, den: u32) -> bool {
+        self.rng.random_ratio(num, den)
+    }
+
+    fn id_care(&self) -> u32 {
+        self.swarm.id_care
+    }
 }
 
 /// The ops of case `case` of the run with `seed`, drawn against the eager
@@ -937,9 +400,4 @@ pub fn case_ops_on(version: NodeVersion, seed: u64, case: u64, max_len: usize) -
         ops.push(op);
     }
     ops
-}
-
-/// Whether the eager model accepts `op` in `eager`'s state.
-pub fn accepts(eager: &Eager, op: &Op) -> bool {
-    !eager.exited && eager.clone().apply(op).is_ok()
 }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod cli;
 pub mod conform;
 pub mod coverage;
+pub mod draw;
 pub mod explore;
 pub mod files;
 pub mod fuzzing;

@@ -10,7 +10,7 @@
 //! rest. The lazy implementation is held to the same expectations.
 
 use model::vocab::trace::{self, Trace};
-use model::vocab::{NodeVersion, Op, OpError, Runtime, OP_KINDS};
+use model::vocab::{NodeVersion, Op, OpError, OpKind, Runtime};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -150,13 +150,11 @@ fn every_scenario_runs_on_the_v20_profile_or_says_why() {
 
 #[test]
 fn every_op_kind_is_used_by_some_scenario() {
-    let used: BTreeSet<&'static str> = scenarios()
+    let used: BTreeSet<OpKind> = scenarios()
         .iter()
         .flat_map(|(_, _, t)| t.steps.iter().map(|s| s.op.kind()))
         .collect();
-    let missing: Vec<&str> = OP_KINDS
-        .iter()
-        .copied()
+    let missing: Vec<OpKind> = (OpKind::ALL.iter().copied())
         .filter(|k| !used.contains(k))
         .collect();
     assert!(

@@ -4,7 +4,7 @@
 use model::vocab::trace::{self, ParseError, Step, Trace};
 use model::vocab::{
     AlsId, AsyncContext, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Observation,
-    Op, OpError, ResourceId, ScopeFlags, ScopeKind, OP_KINDS,
+    Op, OpError, OpKind, ResourceId, ScopeFlags, ScopeKind,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -220,8 +220,8 @@ fn every_form() -> Vec<(Op, &'static str)> {
 
 #[test]
 fn hand_written_list_covers_every_op_kind() {
-    let kinds: BTreeSet<&str> = every_form().iter().map(|(op, _)| op.kind()).collect();
-    let all: BTreeSet<&str> = OP_KINDS.iter().copied().collect();
+    let kinds: BTreeSet<OpKind> = every_form().iter().map(|(op, _)| op.kind()).collect();
+    let all: BTreeSet<OpKind> = OpKind::ALL.iter().copied().collect();
     assert_eq!(kinds, all);
 }
 

@@ -34,7 +34,7 @@ pub use scenarios::ScenarioReport;
 use crate::generate::CaseGen;
 use model::eager::EagerStack;
 use model::env::Frame;
-use model::vocab::{trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView, OP_KINDS};
+use model::vocab::{trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView};
 use model::Eager;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -577,7 +577,7 @@ impl Harness {
             match verdict {
                 Ok(v) => {
                     for op in &v.ops {
-                        *summary.exercised.entry(op.kind()).or_default() += 1;
+                        *summary.exercised.entry(op.kind().name()).or_default() += 1;
                         if let Op::OpenScope { resource, .. } = op {
                             if resource.holder == model::vocab::Holder::Global {
                                 // The Global<Object>* holders, counted apart.
@@ -589,7 +589,7 @@ impl Harness {
                         }
                     }
                     let kinds: std::collections::BTreeSet<&'static str> =
-                        v.ops.iter().map(Op::kind).collect();
+                        v.ops.iter().map(|op| op.kind().name()).collect();
                     for kind in kinds {
                         *summary.cases_with.entry(kind).or_default() += 1;
                     }
@@ -750,11 +750,10 @@ impl Summary {
         self.mismatches.iter().filter(|m| m.unexplained.is_some())
     }
 
-    /// Op kinds of [`OP_KINDS`] that no compared case ran.
+    /// Op kinds of [`OpKind::ALL`](model::vocab::OpKind::ALL) that no compared case ran.
     pub fn not_exercised(&self) -> Vec<&'static str> {
-        OP_KINDS
-            .iter()
-            .copied()
+        (model::vocab::OpKind::ALL.iter())
+            .map(|k| k.name())
             .filter(|k| !self.exercised.contains_key(k))
             .collect()
     }
@@ -994,7 +993,7 @@ mod tests {
                 let ops = random_case(1, case, caps);
                 let run = prepare(&ops, caps).unwrap_or_else(|e| panic!("{e}"));
                 let mut kinds: std::collections::BTreeSet<&str> =
-                    ops.iter().map(Op::kind).collect();
+                    ops.iter().map(|op| op.kind().name()).collect();
                 if run.js_after_handled_exception {
                     kinds.insert("JS after a handled exception");
                 }

@@ -5,7 +5,7 @@ use super::context_frame::ContextFrame;
 use super::microtasks::Checkpoint;
 use super::resources::{NativeSlot, ScopeSerial};
 use super::ticks::TickRun;
-use super::{AsyncIdStack, Died, Environment, Frame, Halt};
+use super::{AsyncIdStack, Died, Environment, Frame};
 use crate::vocab::{
     AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
 };
@@ -128,7 +128,7 @@ impl<S: AsyncIdStack> Environment<S> {
         &mut self,
         context: AsyncContext,
         resource: ResourceId,
-    ) -> Result<(), Halt> {
+    ) -> Result<(), Died> {
         let installed = self.hooks.trampoline_installed;
         let f = &self.async_hooks.fields;
         let use_trampoline =
@@ -161,9 +161,9 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `callbackTrampoline` (emit `after`, `execution_async_resources.pop()`)
     /// unless the callback threw; then `InternalCallbackScope::Close` and the
     /// destructor's `PopAsyncCallbackScope`.
-    pub(crate) fn close_scope(&mut self, threw: bool) -> Result<(), Halt> {
+    pub(crate) fn close_scope(&mut self, threw: bool) -> Result<(), Died> {
         let Some(Frame::Native(mut scope)) = self.frames.pop() else {
-            unreachable!("dispatch checked that the innermost frame is a native scope")
+            unreachable!("enabled checked that the innermost frame is a native scope")
         };
         if threw {
             scope.failed = true;
@@ -183,28 +183,10 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `node::CallbackScope` that is not the innermost native scope; only a
     /// counter (`open_callback_scopes`) is checked. Its destructor runs
     /// `Close` as for any scope, which pops whatever entry is on top.
-    pub(crate) fn close_outer(&mut self, outer: u32) -> Result<(), Halt> {
-        let natives: Vec<usize> = (self.frames.iter().enumerate())
-            .filter(|(_, f)| matches!(f, Frame::Native(_)))
-            .map(|(i, _)| i)
-            .collect();
-        let Some(&index) = natives.iter().rev().nth(outer as usize) else {
-            return super::impossible(format!(
-                "close-outer {outer}: only {} native scopes are open",
-                natives.len()
-            ));
-        };
-        let Frame::Native(scope) = &self.frames[index] else {
-            unreachable!("index points at a native frame")
-        };
-        if scope.is_bare() || scope.kind != ScopeKind::CallbackScope {
-            return super::impossible(format!(
-                "close-outer {outer}: that is {}, and only a node::CallbackScope that an addon opened is deleted out of order",
-                self.frames[index].describe()
-            ));
-        }
-        let Frame::Native(scope) = self.frames.remove(index) else {
-            unreachable!("index points at a native frame")
+    pub(crate) fn close_outer(&mut self, outer: u32) -> Result<(), Died> {
+        let index = self.outer_scope_index(outer);
+        let Some(Frame::Native(scope)) = index.map(|i| self.frames.remove(i)) else {
+            unreachable!("enabled checked that close-outer {outer} names a native scope")
         };
         self.destroy_scope(scope)
     }
@@ -212,8 +194,8 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `~InternalCallbackScope`: `Close()`, then `PopAsyncCallbackScope`
     /// (which [`Self::finish_close`] does, now or when a tick run that
     /// `Close` started ends).
-    fn destroy_scope(&mut self, scope: InternalCallbackScope<S>) -> Result<(), Halt> {
-        Ok(self.internal_callback_scope_close(scope)?)
+    fn destroy_scope(&mut self, scope: InternalCallbackScope<S>) -> Result<(), Died> {
+        self.internal_callback_scope_close(scope)
     }
 
     /// The end of `InternalCallbackScope::Close` after the tick callback, and

@@ -35,8 +35,8 @@
 //! `executionAsyncResource()`); the v20 profile refuses the ALS ops
 //! (`docs/spec.md`, "Version profiles").
 
-use super::{impossible, AsyncIdStack, Environment, Frame, Halt};
-use crate::vocab::{AlsId, NodeVersion, Observation, Op, ResourceId, StoreValue};
+use super::{AsyncIdStack, Environment, Frame};
+use crate::vocab::{AlsId, ResourceId, StoreValue};
 use std::collections::BTreeMap;
 
 /// An `AsyncContextFrame`: each `AsyncLocalStorage` with a store in it, and
@@ -107,16 +107,6 @@ impl ResourceFrames {
 }
 
 impl<S: AsyncIdStack> Environment<S> {
-    /// The ALS ops (and `async-resource`) run on the Node 26 profile only.
-    fn require_frames(&self, op: &Op) -> Result<(), Halt> {
-        if self.version == NodeVersion::V20 {
-            return impossible(format!(
-                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on the 26 profile (drop `node-version 20`)"
-            ));
-        }
-        self.require_js(op)
-    }
-
     /// `als.enterWith(data)`: `AsyncContextFrame.set(new AsyncContextFrame(als, data))`.
     pub(crate) fn als_enter_with(&mut self, als: AlsId, data: Option<StoreValue>) {
         self.context_frame = self.context_frame.with(als, data);
@@ -127,61 +117,11 @@ impl<S: AsyncIdStack> Environment<S> {
         self.context_frame.get(als)
     }
 
-    /// The ALS ops: `als-run`, `als-exit`, `end-als-run`, `als-enter-with`,
-    /// `als-get-store`, and `async-resource`.
-    pub(crate) fn dispatch_als(&mut self, op: &Op) -> Result<(), Halt> {
-        match op {
-            Op::AlsRun { als, store } => self.als_run(op, *als, Some(*store)),
-            Op::AlsExit(als) => self.als_run(op, *als, None),
-            Op::EndAlsRun => match self.frames.last() {
-                Some(Frame::AlsRun {
-                    als,
-                    prior,
-                    entered,
-                }) => {
-                    let (als, prior, entered) = (*als, *prior, *entered);
-                    self.frames.pop();
-                    // The `finally`: `this.enterWith(prior)` on whatever frame
-                    // is current now (a store entered inside `fn` by another
-                    // storage stays). It does not run once JS is terminated.
-                    if entered && !self.is_stopping {
-                        self.als_enter_with(als, prior);
-                    }
-                    Ok(())
-                }
-                Some(other) => impossible(format!(
-                    "end-als-run: the innermost frame is {}",
-                    other.describe()
-                )),
-                None => impossible("end-als-run: no als-run or als-exit is open"),
-            },
-            Op::AlsEnterWith { als, store } => {
-                self.require_frames(op)?;
-                self.als_enter_with(*als, Some(*store));
-                Ok(())
-            }
-            Op::AlsGetStore(als) => {
-                self.require_frames(op)?;
-                let value = self.als_get_store(*als);
-                self.out.push(Observation::Store { als: *als, value });
-                Ok(())
-            }
-            Op::AsyncResource(r) => {
-                self.require_frames(op)?;
-                self.async_resource_frames
-                    .insert(*r, self.context_frame.clone());
-                Ok(())
-            }
-            _ => unreachable!("dispatch_als is called with the ALS ops only"),
-        }
-    }
-
     /// `als.run(data, fn)` up to the call of `fn` (`als.exit(fn)` is
     /// `run(undefined, fn)`): `prior = this.getStore()`; if `prior` is
     /// `data` (`ObjectIs`), just call `fn`; else `enterWith(data)`, and the
     /// `finally` will `enterWith(prior)`.
-    fn als_run(&mut self, op: &Op, als: AlsId, data: Option<StoreValue>) -> Result<(), Halt> {
-        self.require_frames(op)?;
+    pub(crate) fn als_run(&mut self, als: AlsId, data: Option<StoreValue>) {
         let prior = self.als_get_store(als);
         let entered = prior != data;
         if entered {
@@ -192,7 +132,30 @@ impl<S: AsyncIdStack> Environment<S> {
             prior,
             entered,
         });
-        Ok(())
+    }
+
+    /// The `finally` of the innermost `als.run` or `als.exit`:
+    /// `this.enterWith(prior)` on whatever frame is current now (a store
+    /// entered inside `fn` by another storage stays). It does not run once
+    /// JS is terminated.
+    pub(crate) fn end_als_run(&mut self) {
+        let Some(Frame::AlsRun {
+            als,
+            prior,
+            entered,
+        }) = self.frames.pop()
+        else {
+            unreachable!("enabled checked that the innermost frame is an als-run")
+        };
+        if entered && !self.is_stopping {
+            self.als_enter_with(als, prior);
+        }
+    }
+
+    /// `new AsyncResource()` for the object `r`, as far as the frame goes:
+    /// `this[contextFrameSymbol] = AsyncContextFrame.current()`.
+    pub(crate) fn async_resource(&mut self, r: ResourceId) {
+        (self.async_resource_frames).insert(r, self.context_frame.clone());
     }
 }
 

@@ -3,7 +3,7 @@
 //! / `EmitAfter` in `src/async_wrap.cc`).
 
 use super::{AsyncIdStack, Environment};
-use crate::vocab::{AsyncId, HookCallbacks, HookEvent, HookId, Observation, OpError, ResourceView};
+use crate::vocab::{AsyncId, HookCallbacks, HookEvent, HookId, Observation, ResourceView};
 use std::collections::BTreeMap;
 
 /// The hooks a program created, and `active_hooks.array` in enable order.
@@ -31,35 +31,22 @@ pub enum HookKind {
 
 impl<S: AsyncIdStack> Environment<S> {
     /// `createHook(callbacks)`: `new AsyncHook`; not enabled.
-    pub(crate) fn create_hook(
-        &mut self,
-        hook: HookId,
-        callbacks: HookCallbacks,
-    ) -> Result<(), OpError> {
-        if self.hooks.created.contains_key(&hook) {
-            return Err(OpError::Impossible(format!(
-                "hook {hook} was already created"
-            )));
-        }
+    pub(crate) fn create_hook(&mut self, hook: HookId, callbacks: HookCallbacks) {
         self.hooks.created.insert(hook, callbacks);
-        Ok(())
     }
 
-    fn hook_callbacks(&self, hook: HookId) -> Result<HookCallbacks, OpError> {
-        self.hooks.created.get(&hook).copied().ok_or_else(|| {
-            OpError::Impossible(format!(
-                "hook {hook} was never created (create-hook {hook} ...)"
-            ))
-        })
+    /// The callbacks of `hook`, which `enabled` checked was created.
+    fn hook_callbacks(&self, hook: HookId) -> HookCallbacks {
+        self.hooks.created[&hook]
     }
 
     /// `AsyncHook.prototype.enable`: add the hook's callbacks to the counts;
     /// `enableHooks()` on the `kTotals` 0 → non-zero edge (`kCheck += 1`, the
     /// trampoline is installed).
-    pub(crate) fn enable_hook(&mut self, hook: HookId) -> Result<(), OpError> {
-        let cb = self.hook_callbacks(hook)?;
+    pub(crate) fn enable_hook(&mut self, hook: HookId) {
+        let cb = self.hook_callbacks(hook);
         if self.hooks.active.contains(&hook) {
-            return Ok(());
+            return;
         }
         let f = &mut self.async_hooks.fields;
         let prev_totals = f.k_totals;
@@ -75,15 +62,14 @@ impl<S: AsyncIdStack> Environment<S> {
             self.hooks.trampoline_installed = true;
         }
         self.update_promise_hook_mode();
-        Ok(())
     }
 
     /// `AsyncHook.prototype.disable`: the reverse; `disableHooks()` on the
     /// non-zero → 0 edge (`kCheck -= 1`, the trampoline is removed).
-    pub(crate) fn disable_hook(&mut self, hook: HookId) -> Result<(), OpError> {
-        let cb = self.hook_callbacks(hook)?;
+    pub(crate) fn disable_hook(&mut self, hook: HookId) {
+        let cb = self.hook_callbacks(hook);
         let Some(index) = self.hooks.active.iter().position(|h| *h == hook) else {
-            return Ok(());
+            return;
         };
         let f = &mut self.async_hooks.fields;
         let prev_totals = f.k_totals;
@@ -99,7 +85,6 @@ impl<S: AsyncIdStack> Environment<S> {
             self.hooks.trampoline_installed = false;
             self.disable_promise_hook_later();
         }
-        Ok(())
     }
 
     pub(crate) fn observe_hook(&mut self, hook: HookId, event: HookEvent) {

@@ -11,7 +11,7 @@
 use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
 use super::ticks::TickRun;
-use super::{impossible, AsyncIdStack, Died, Environment, Frame, Halt};
+use super::{AsyncIdStack, Died, Environment, Frame};
 use crate::vocab::{AsyncId, HookEvent, NodeVersion, Observation, ResourceView};
 use std::collections::VecDeque;
 
@@ -171,17 +171,13 @@ impl<S: AsyncIdStack> Environment<S> {
     /// frame object is current (`AsyncContextFrame.current()`) or a hook is
     /// enabled (`enabledHooksExist()`), else queues the bare callback; v20
     /// always makes it. The constructor throws `ERR_INVALID_ASYNC_ID` for a
-    /// trigger below -1; the model has no op that throws, so it refuses.
-    pub(crate) fn queue_microtask(&mut self, body: bool) -> Result<(), Halt> {
+    /// trigger below -1; the model has no op that throws, so `enabled`
+    /// refuses it then ([`Self::queue_microtask_throws`]).
+    pub(crate) fn queue_microtask(&mut self, body: bool) {
         let resource = if self.queue_microtask_fast_path() {
             None
         } else {
             let trigger_async_id = self.get_default_trigger_async_id();
-            if self.queue_microtask_throws() {
-                return impossible(format!(
-                    "queue-microtask: queueMicrotask makes an AsyncResource('Microtask') here, whose constructor throws ERR_INVALID_ASYNC_ID for its trigger getDefaultTriggerAsyncId() = {trigger_async_id} (below -1); the model has no op that throws (write `uncaught-exception` for the throw)"
-                ));
-            }
             let async_id = self.new_async_id();
             self.emit_init_script(
                 async_id,
@@ -196,7 +192,6 @@ impl<S: AsyncIdStack> Environment<S> {
             body,
             context_frame: self.context_frame.clone(),
         });
-        Ok(())
     }
 
     /// `trackPromise(promise, parent)`: a promise without ids takes the
@@ -417,14 +412,14 @@ impl<S: AsyncIdStack> Environment<S> {
     /// and a `Close` that ran it (or ran the tick run that did) marks itself
     /// failed and clears the stack (`perform_stopping_check`), as after a
     /// terminated tick.
-    pub(crate) fn end_microtask(&mut self) -> Result<(), Halt> {
+    pub(crate) fn end_microtask(&mut self) -> Result<(), Died> {
         let Some(Frame::Microtask {
             job,
             checkpoint,
             prior_context_frame,
         }) = self.frames.pop()
         else {
-            unreachable!("dispatch checked that the innermost frame is a microtask")
+            unreachable!("enabled checked that the innermost frame is a microtask")
         };
         if self.is_stopping {
             self.microtasks.queue.clear();
@@ -438,7 +433,7 @@ impl<S: AsyncIdStack> Environment<S> {
         }
         self.finish_microtask(job)?;
         self.context_frame = prior_context_frame;
-        Ok(self.resume_checkpoint(checkpoint)?)
+        self.resume_checkpoint(checkpoint)
     }
 
     /// The checkpoint `site` goes on: the rest of the queue, then the site's

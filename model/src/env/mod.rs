@@ -10,12 +10,14 @@
 //! (`lib/internal/async_hooks.js`), [`hooks`] (`AsyncHook`), [`ticks`]
 //! (`process.nextTick`), [`exceptions`] (`onGlobalUncaughtException`),
 //! [`context_frame`] (`AsyncContextFrame` and `AsyncLocalStorage`, Node 26),
-//! and this module, the `Environment` and its op dispatch.
+//! [`microtasks`], [`rejections`]; [`enabled`], when each op can happen;
+//! and this module, the `Environment` and what each op does.
 
 pub mod async_hooks;
 pub mod async_id_stack;
 pub mod callback_scope;
 pub mod context_frame;
+pub mod enabled;
 pub mod exceptions;
 pub mod fields;
 pub mod hooks;
@@ -35,6 +37,7 @@ pub use async_hooks::AsyncHooks;
 pub use async_id_stack::AsyncIdStack;
 use callback_scope::InternalCallbackScope;
 use context_frame::ContextFrame;
+pub use enabled::Refusal;
 use hooks::Hooks;
 use resources::ScopeSerial;
 use ticks::TickQueue;
@@ -101,20 +104,6 @@ pub enum Frame<S: AsyncIdStack> {
 }
 
 impl<S: AsyncIdStack> Frame<S> {
-    fn describe(&self) -> String {
-        match self {
-            Frame::Native(s) => format!(
-                "a native scope ({} {})",
-                s.async_context.async_id, s.async_context.trigger_async_id
-            ),
-            Frame::RunInAsyncScope { async_id, .. } => format!("run-in-async-scope {async_id}"),
-            Frame::DefaultTriggerScope { .. } => "default-trigger-scope".to_string(),
-            Frame::AlsRun { als, .. } => format!("als-run {als} (or als-exit)"),
-            Frame::Tick { tick, .. } => format!("the callback of tick {}", tick.async_id),
-            Frame::Microtask { .. } => "a microtask's callback".to_string(),
-        }
-    }
-
     /// The `InternalCallbackScope` whose `Close` is still running under this
     /// frame (a tick run or a microtask checkpoint it started), if any.
     pub fn held_scope(&self) -> Option<&InternalCallbackScope<S>> {
@@ -201,31 +190,6 @@ impl<S: AsyncIdStack> Default for Environment<S> {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// How an op ended when it did not simply return.
-pub(crate) enum Halt {
-    Died(Died),
-    Impossible(OpError),
-}
-
-impl From<Died> for Halt {
-    fn from(d: Died) -> Self {
-        Halt::Died(d)
-    }
-}
-
-impl From<OpError> for Halt {
-    fn from(e: OpError) -> Self {
-        Halt::Impossible(e)
-    }
-}
-
-/// Why the model refuses `uncaught-exception` inside a microtask's body.
-const MICROTASK_THROW: &str = "uncaught-exception inside a microtask's callback: the exception leaves the job (a queueMicrotask's through runMicrotask's and runInAsyncScope's finally blocks, a reaction's by rejecting the derived promise, reported later as an unhandled rejection) and V8's checkpoint goes on with the next job; the model does not describe that (end the microtask with end-microtask)";
-
-pub(crate) fn impossible<T>(why: impl Into<String>) -> Result<T, Halt> {
-    Err(Halt::Impossible(OpError::Impossible(why.into())))
 }
 
 impl<S: AsyncIdStack> Environment<S> {
@@ -347,52 +311,11 @@ impl<S: AsyncIdStack> Environment<S> {
         self.async_callback_scope_depth > 0 && !self.is_stopping
     }
 
-    pub(crate) fn require_js(&self, op: &Op) -> Result<(), Halt> {
-        if self.is_stopping {
-            return impossible(format!(
-                "`{op}` is JavaScript, and no JavaScript runs once the environment is stopping"
-            ));
-        }
-        if self.async_callback_scope_depth == 0 {
-            return impossible(format!(
-                "`{op}` is JavaScript, and JavaScript runs only inside a native scope (open one with callback-scope or make-callback)"
-            ));
-        }
-        Ok(())
-    }
-
-    fn innermost(&self) -> Option<&Frame<S>> {
-        self.frames.last()
-    }
-
-    fn dispatch(&mut self, op: &Op) -> Result<(), Halt> {
-        if let Some(Frame::Native(scope)) = self.innermost() {
-            let ends_it = matches!(op, Op::CloseScope { .. } | Op::Stop | Op::ResetGlobal(_));
-            if scope.threw && !ends_it {
-                return impossible(format!(
-                    "`{op}`: the innermost callback threw (uncaught-exception), so nothing of it runs any more; close it first"
-                ));
-            }
-            if scope.is_bare() && matches!(op, Op::CloseScope { threw: true }) {
-                return impossible(
-                    "close threw: the main script's and RunTimers' scopes are bare InternalCallbackScopes that nothing marks failed; write `close`",
-                );
-            }
-        }
-        let header = matches!(
-            op,
-            Op::NoForceAsyncHooksChecks | Op::EntryModule | Op::NodeVersion(_)
-        );
-        if header && self.program_started {
-            return impossible(format!(
-                "{op} describes how the process starts: only before every other op"
-            ));
-        }
+    /// What `op` does: Node's code for it. [`Environment::enabled`] has
+    /// accepted it.
+    fn dispatch(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::NoForceAsyncHooksChecks => {
-                if self.async_hooks.fields.k_check == 0 {
-                    return impossible("no-force-async-hooks-checks is given once");
-                }
                 self.async_hooks.fields.k_check -= 1;
                 Ok(())
             }
@@ -401,16 +324,32 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.version = *version;
                 Ok(())
             }
-            Op::AlsRun { .. }
-            | Op::AlsExit(_)
-            | Op::EndAlsRun
-            | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_)
-            | Op::AsyncResource(_) => self.dispatch_als(op),
+            Op::AlsRun { als, store } => {
+                self.als_run(*als, Some(*store));
+                Ok(())
+            }
+            Op::AlsExit(als) => {
+                self.als_run(*als, None);
+                Ok(())
+            }
+            Op::EndAlsRun => {
+                self.end_als_run();
+                Ok(())
+            }
+            Op::AlsEnterWith { als, store } => {
+                self.als_enter_with(*als, Some(*store));
+                Ok(())
+            }
+            Op::AlsGetStore(als) => {
+                let value = self.als_get_store(*als);
+                self.out.push(Observation::Store { als: *als, value });
+                Ok(())
+            }
+            Op::AsyncResource(r) => {
+                self.async_resource(*r);
+                Ok(())
+            }
             Op::TimersScope => {
-                if self.async_callback_scope_depth > 0 {
-                    return impossible("timers-scope: RunTimers runs from the event loop, when no native scope is open (close the main script's first)");
-                }
                 let context = AsyncContext {
                     async_id: 0,
                     trigger_async_id: 0,
@@ -431,34 +370,22 @@ impl<S: AsyncIdStack> Environment<S> {
                 resource,
                 flags,
             } => self.open_scope(*kind, *context, *resource, *flags),
-            Op::CloseScope { threw } => match self.innermost() {
-                Some(Frame::Native(_)) => self.close_scope(*threw),
-                Some(other) => impossible(format!(
-                    "close: the innermost frame is {}, end it first",
-                    other.describe()
-                )),
-                None => impossible("close: no native scope is open"),
-            },
+            Op::CloseScope { threw } => self.close_scope(*threw),
             Op::ResetGlobal(r) => {
-                if self.version == NodeVersion::V20 {
-                    return impossible(format!(
-                        "reset-global {r}: on node v20 no scope holds a Global<Object>* (node::CallbackScope has no such constructor before Node 26)"
-                    ));
-                }
                 self.heap.reset_globals.insert(*r);
                 Ok(())
             }
             Op::CreateHook { hook, callbacks } => {
-                self.require_js(op)?;
-                Ok(self.create_hook(*hook, *callbacks)?)
+                self.create_hook(*hook, *callbacks);
+                Ok(())
             }
             Op::EnableHook(h) => {
-                self.require_js(op)?;
-                Ok(self.enable_hook(*h)?)
+                self.enable_hook(*h);
+                Ok(())
             }
             Op::DisableHook(h) => {
-                self.require_js(op)?;
-                Ok(self.disable_hook(*h)?)
+                self.disable_hook(*h);
+                Ok(())
             }
             Op::EmitInit {
                 async_id,
@@ -466,7 +393,6 @@ impl<S: AsyncIdStack> Environment<S> {
                 trigger_async_id,
                 resource,
             } => {
-                self.require_js(op)?;
                 self.emit_init_script(
                     *async_id,
                     type_name,
@@ -479,20 +405,13 @@ impl<S: AsyncIdStack> Environment<S> {
                 async_id,
                 trigger_async_id,
                 resource,
-            } => {
-                self.require_js(op)?;
-                Ok(self.emit_before_script(
-                    *async_id,
-                    *trigger_async_id,
-                    resource.map(ResourceView::Resource),
-                )?)
-            }
-            Op::EmitAfter { async_id } => {
-                self.require_js(op)?;
-                Ok(self.emit_after_script(*async_id)?)
-            }
+            } => self.emit_before_script(
+                *async_id,
+                *trigger_async_id,
+                resource.map(ResourceView::Resource),
+            ),
+            Op::EmitAfter { async_id } => self.emit_after_script(*async_id),
             Op::EmitDestroy { async_id } => {
-                self.require_js(op)?;
                 self.emit_destroy_script(*async_id);
                 Ok(())
             }
@@ -501,7 +420,6 @@ impl<S: AsyncIdStack> Environment<S> {
                 trigger_async_id,
                 resource,
             } => {
-                self.require_js(op)?;
                 // The frame the AsyncResource captured when it was made
                 // (`async-resource R`), else it is made here and captures
                 // the current one; `runInAsyncScope` exchanges it in after
@@ -521,142 +439,93 @@ impl<S: AsyncIdStack> Environment<S> {
                 });
                 Ok(())
             }
-            Op::ExitRunInAsyncScope => match self.innermost() {
-                Some(Frame::RunInAsyncScope { async_id, .. }) => {
-                    let async_id = *async_id;
-                    let Some(Frame::RunInAsyncScope {
-                        prior_context_frame,
-                        ..
-                    }) = self.frames.pop()
-                    else {
-                        unreachable!("the innermost frame is a run-in-async-scope")
-                    };
-                    if !self.is_stopping {
-                        // `AsyncContextFrame.set(prior)`, then the rest of the `finally`.
-                        self.context_frame = prior_context_frame;
-                        self.run_in_async_scope_finally(async_id)?;
-                    }
-                    Ok(())
+            Op::ExitRunInAsyncScope => {
+                let Some(Frame::RunInAsyncScope {
+                    async_id,
+                    prior_context_frame,
+                }) = self.frames.pop()
+                else {
+                    unreachable!("enabled checked that the innermost frame is a run-in-async-scope")
+                };
+                if !self.is_stopping {
+                    // `AsyncContextFrame.set(prior)`, then the rest of the `finally`.
+                    self.context_frame = prior_context_frame;
+                    self.run_in_async_scope_finally(async_id)?;
                 }
-                Some(other) => impossible(format!(
-                    "end-run-in-async-scope: the innermost frame is {}",
-                    other.describe()
-                )),
-                None => impossible("end-run-in-async-scope: no run-in-async-scope is open"),
-            },
+                Ok(())
+            }
             Op::EnterDefaultTriggerScope { trigger_async_id } => {
-                self.require_js(op)?;
                 let old = self.enter_default_trigger_scope(*trigger_async_id);
                 self.frames.push(Frame::DefaultTriggerScope {
                     old_default_trigger_async_id: old,
                 });
                 Ok(())
             }
-            Op::ExitDefaultTriggerScope => match self.innermost() {
-                Some(Frame::DefaultTriggerScope {
+            Op::ExitDefaultTriggerScope => {
+                let Some(Frame::DefaultTriggerScope {
                     old_default_trigger_async_id,
-                }) => {
-                    let old = *old_default_trigger_async_id;
-                    self.frames.pop();
-                    if !self.is_stopping {
-                        self.async_hooks.async_id_fields.k_default_trigger_async_id = old;
-                    }
-                    Ok(())
+                }) = self.frames.pop()
+                else {
+                    unreachable!(
+                        "enabled checked that the innermost frame is a default-trigger-scope"
+                    )
+                };
+                if !self.is_stopping {
+                    self.async_hooks.async_id_fields.k_default_trigger_async_id =
+                        old_default_trigger_async_id;
                 }
-                Some(other) => impossible(format!(
-                    "end-default-trigger-scope: the innermost frame is {}",
-                    other.describe()
-                )),
-                None => impossible("end-default-trigger-scope: no default-trigger-scope is open"),
-            },
+                Ok(())
+            }
             Op::NextTick { query_resource } => {
-                self.require_js(op)?;
                 self.next_tick(*query_resource, false);
                 Ok(())
             }
             Op::NextTickBody => {
-                self.require_js(op)?;
                 self.next_tick(false, true);
                 Ok(())
             }
-            Op::EndTick => match self.innermost() {
-                Some(Frame::Tick { .. }) => self.end_tick(),
-                Some(other) => impossible(format!(
-                    "end-tick: the innermost frame is {}, end it first",
-                    other.describe()
-                )),
-                None => impossible("end-tick: no tick callback is running"),
-            },
-            Op::TickCallback => {
-                self.require_js(op)?;
-                Ok(self.run_next_ticks()?)
-            }
+            Op::EndTick => self.end_tick(),
+            Op::TickCallback => self.run_next_ticks(),
             Op::QueueMicrotask | Op::QueueMicrotaskBody => {
-                self.require_js(op)?;
-                self.queue_microtask(matches!(op, Op::QueueMicrotaskBody))
+                self.queue_microtask(matches!(op, Op::QueueMicrotaskBody));
+                Ok(())
             }
             Op::PromiseThen | Op::PromiseThenBody => {
-                self.require_js(op)?;
                 self.promise_then(matches!(op, Op::PromiseThenBody));
                 Ok(())
             }
-            Op::PromiseReject => {
-                self.require_js(op)?;
-                Ok(self.promise_reject()?)
-            }
-            Op::EndMicrotask => match self.innermost() {
-                Some(Frame::Microtask { .. }) => self.end_microtask(),
-                Some(other) => impossible(format!(
-                    "end-microtask: the innermost frame is {}, end it first",
-                    other.describe()
-                )),
-                None => impossible("end-microtask: no microtask callback is running"),
-            },
+            Op::PromiseReject => self.promise_reject(),
+            Op::EndMicrotask => self.end_microtask(),
             Op::ExecutionAsyncId => {
-                self.require_js(op)?;
                 let id = self.async_hooks.async_id_fields.k_execution_async_id;
                 self.out.push(Observation::ExecutionAsyncId(id));
                 Ok(())
             }
             Op::TriggerAsyncId => {
-                self.require_js(op)?;
                 let id = self.async_hooks.async_id_fields.k_trigger_async_id;
                 self.out.push(Observation::TriggerAsyncId(id));
                 Ok(())
             }
             Op::ExecutionAsyncResource => {
-                self.require_js(op)?;
                 let r = self.execution_async_resource();
                 self.out.push(Observation::ExecutionAsyncResource(r));
                 Ok(())
             }
             Op::DefaultTriggerAsyncId => {
-                self.require_js(op)?;
                 let id = self.get_default_trigger_async_id();
                 self.out.push(Observation::DefaultTriggerAsyncId(id));
                 Ok(())
             }
             Op::NewAsyncId => {
-                self.require_js(op)?;
                 let id = self.new_async_id();
                 self.out.push(Observation::NewAsyncId(id));
                 Ok(())
             }
-            Op::UncaughtException { handled } => {
-                self.require_js(op)?;
-                match self.innermost() {
-                    Some(Frame::Native(_)) => Ok(self.on_global_uncaught_exception(*handled)?),
-                    Some(Frame::Microtask { .. }) => impossible(MICROTASK_THROW),
-                    Some(Frame::Tick { .. }) => self.tick_threw(*handled),
-                    Some(other) => impossible(format!(
-                        "uncaught-exception: the exception reaches the native scope (or the tick callback) only after the JS frames around it end; the innermost frame is {}",
-                        other.describe()
-                    )),
-                    None => impossible("uncaught-exception: no native scope is open"),
-                }
-            }
+            Op::UncaughtException { handled } => match self.frames.last() {
+                Some(Frame::Tick { .. }) => self.tick_threw(*handled),
+                _ => self.on_global_uncaught_exception(*handled),
+            },
             Op::ClearAsyncIdStack => {
-                self.require_js(op)?;
                 self.async_hooks.cost.crossings += 1;
                 S::clear_async_id_stack(&mut self.async_hooks, !self.is_stopping);
                 Ok(())
@@ -673,13 +542,10 @@ impl<S: AsyncIdStack> Environment<S> {
     /// that scope's `Close`, after its `pop_async_context(1)`: the frame
     /// stays (depth 1), its context is gone, and its close does the rest of
     /// `Close` (the `kTotals` CHECK, the ticks).
-    fn enter_module(&mut self) -> Result<(), Halt> {
+    fn enter_module(&mut self) -> Result<(), Died> {
         let Some(Frame::Native(main)) = self.frames.first() else {
-            return impossible("entry-module: the main-script scope is not open");
+            unreachable!("enabled checked that the main-script scope is open")
         };
-        if !main.pushed_ids || self.frames.len() != 1 {
-            return impossible("entry-module is given once, before every other op");
-        }
         let (async_id, entered, serial) = (main.async_context.async_id, main.entered, main.serial);
         S::leave_scope(&mut self.async_hooks, async_id, entered, serial)?;
         if let Some(Frame::Native(main)) = self.frames.first_mut() {
@@ -692,19 +558,15 @@ impl<S: AsyncIdStack> Environment<S> {
         Ok(())
     }
 
+    /// `node::CallbackScope` (a `Local<Object>` or a `Global<Object>*`
+    /// resource) or `InternalMakeCallback` up to the callback.
     fn open_scope(
         &mut self,
         kind: ScopeKind,
         context: AsyncContext,
         resource: NativeResource,
         flags: ScopeFlags,
-    ) -> Result<(), Halt> {
-        if resource.holder == Holder::Global && self.version == NodeVersion::V20 {
-            return impossible(format!(
-                "`global {}`: node v20's node::CallbackScope has only the Local<Object> constructors (the Global<Object>* one is Node 26's); write the resource without `global`, or drop `node-version 20`",
-                resource.id
-            ));
-        }
+    ) -> Result<(), Died> {
         let slot = match resource.holder {
             Holder::Local => self
                 .heap
@@ -717,46 +579,24 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.frames.push(Frame::Native(scope));
                 Ok(())
             }
-            ScopeKind::MakeCallback => {
-                if resource.holder == Holder::Global {
-                    return impossible("make-callback takes its resource as a Local<Object>; write it without `global`");
-                }
-                if flags != ScopeFlags::default() {
-                    return impossible("make-callback chooses its own flags; write it without skip-hooks / skip-queues");
-                }
-                self.internal_make_callback(context, resource.id)
-            }
+            ScopeKind::MakeCallback => self.internal_make_callback(context, resource.id),
         }
     }
 }
 
 impl<S: AsyncIdStack> Runtime for Environment<S> {
+    /// [`Environment::enabled`], then the effect (`dispatch`: Node's code).
     fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
-        if self.exited {
-            return Err(OpError::Exited);
-        }
+        self.enabled(op)?;
         self.out.clear();
         let result = self.dispatch(op);
-        match result {
-            Ok(()) => {
-                self.ops_applied += 1;
-                self.program_started |= !matches!(
-                    op,
-                    Op::NoForceAsyncHooksChecks | Op::EntryModule | Op::NodeVersion(_)
-                );
-                Ok(std::mem::take(&mut self.out))
-            }
-            Err(Halt::Died(Died(terminal))) => {
-                self.ops_applied += 1;
-                self.exited = true;
-                self.out.push(terminal);
-                Ok(std::mem::take(&mut self.out))
-            }
-            Err(Halt::Impossible(e)) => {
-                self.out.clear();
-                Err(e)
-            }
+        self.ops_applied += 1;
+        self.program_started |= !op.kind().is_header();
+        if let Err(Died(terminal)) = result {
+            self.exited = true;
+            self.out.push(terminal);
         }
+        Ok(std::mem::take(&mut self.out))
     }
 
     fn cost(&self) -> Cost {

@@ -4,7 +4,7 @@
 use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
 use super::microtasks::Checkpoint;
-use super::{AsyncIdStack, Died, Environment, Frame, Halt};
+use super::{AsyncIdStack, Died, Environment, Frame};
 use crate::vocab::{AsyncId, Observation, ResourceView};
 use std::collections::VecDeque;
 
@@ -191,14 +191,14 @@ impl<S: AsyncIdStack> Environment<S> {
     /// terminated instead: no `finally`, no `emitAfter`, the run is over,
     /// and a `Close` that called it sees the empty result (`failed_`) and
     /// clears the stack (`perform_stopping_check`).
-    pub(crate) fn end_tick(&mut self) -> Result<(), Halt> {
+    pub(crate) fn end_tick(&mut self) -> Result<(), Died> {
         let Some(Frame::Tick {
             tick,
             run,
             prior_context_frame,
         }) = self.frames.pop()
         else {
-            unreachable!("dispatch checked that the innermost frame is a tick")
+            unreachable!("enabled checked that the innermost frame is a tick")
         };
         if self.is_stopping {
             if let TickRun::Close(scope) = run {
@@ -209,7 +209,7 @@ impl<S: AsyncIdStack> Environment<S> {
         self.tick_finally(tick.async_id);
         self.emit_after_script(tick.async_id)?;
         self.context_frame = prior_context_frame;
-        Ok(self.process_ticks_and_rejections(run)?)
+        self.process_ticks_and_rejections(run)
     }
 
     /// `uncaught-exception` while the innermost frame is a tick's callback:
@@ -224,20 +224,9 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `process._tickCallback()`, the exception goes on through that JS:
     /// the `finally` blocks of the frames it leaves run (an enclosing tick
     /// throws in turn) until it reaches a native scope, where it is reported
-    /// as any exception there (`on_global_uncaught_exception`).
-    pub(crate) fn tick_threw(&mut self, handled: bool) -> Result<(), Halt> {
-        // The frames the exception leaves, up to where it is reported.
-        for frame in self.frames.iter().rev() {
-            match frame {
-                Frame::Microtask { .. } => return super::impossible(super::MICROTASK_THROW),
-                Frame::Tick {
-                    run: TickRun::Close(_),
-                    ..
-                }
-                | Frame::Native(_) => break,
-                _ => {}
-            }
-        }
+    /// as any exception there (`on_global_uncaught_exception`). No frame it
+    /// leaves is a microtask's (`enabled` refuses that).
+    pub(crate) fn tick_threw(&mut self, handled: bool) -> Result<(), Died> {
         loop {
             match self.frames.pop() {
                 Some(Frame::Tick { tick, run, .. }) => {
@@ -272,10 +261,10 @@ impl<S: AsyncIdStack> Environment<S> {
                 }
                 Some(native @ Frame::Native(_)) => {
                     self.frames.push(native);
-                    return Ok(self.on_global_uncaught_exception(handled)?);
+                    return self.on_global_uncaught_exception(handled);
                 }
                 Some(Frame::Microtask { .. }) => {
-                    unreachable!("checked above: no microtask frame is left by the exception")
+                    unreachable!("enabled checked that no microtask frame is left by the exception")
                 }
                 None => unreachable!("JavaScript runs only inside a native scope or a Close"),
             }

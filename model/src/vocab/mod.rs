@@ -9,6 +9,6 @@ pub mod trace;
 pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
 pub use op::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    ResourceId, ScopeFlags, ScopeKind, StoreValue, OP_KINDS,
+    OpKind, ResourceId, ScopeFlags, ScopeKind, StoreValue,
 };
 pub use runtime::{Cost, OpError, Runtime};

@@ -358,159 +358,300 @@ pub enum Op {
     EndMicrotask,
 }
 
-/// The op kinds that exist on the Node 26 profile only: `reset-global` (of
-/// a `Global<Object>*` resource) and the frame-based `AsyncLocalStorage` ops.
-pub const NODE26_ONLY_KINDS: &[&str] = &[
-    "reset-global",
-    "als-run",
-    "als-exit",
-    "end-als-run",
-    "als-enter-with",
-    "als-get-store",
-    "async-resource",
-];
+/// Declares [`OpKind`] from one list of `Variant = "trace-name"` pairs: the
+/// enum, [`OpKind::ALL`] and [`OpKind::name`] cannot disagree.
+macro_rules! op_kinds {
+    ($($(#[$doc:meta])* $kind:ident = $name:literal,)*) => {
+        /// The kind of an [`Op`]: its keyword in the trace syntax. This is the
+        /// one list of op kinds; whatever must handle every kind (the trace
+        /// parser, [`Op::kind`], the generators, coverage) matches on it
+        /// exhaustively, so that a new op is a compile error wherever it
+        /// must be handled.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum OpKind {
+            $($(#[$doc])* $kind,)*
+        }
 
-/// Every kind of op, for coverage tables: the name used in traces.
-pub const OP_KINDS: &[&str] = &[
-    "no-force-async-hooks-checks",
-    "callback-scope",
-    "make-callback",
-    "close",
-    "reset-global",
-    "create-hook",
-    "enable-hook",
-    "disable-hook",
-    "emit-init",
-    "emit-before",
-    "emit-after",
-    "emit-destroy",
-    "run-in-async-scope",
-    "end-run-in-async-scope",
-    "default-trigger-scope",
-    "end-default-trigger-scope",
-    "next-tick",
-    "tick-callback",
-    "execution-async-id",
-    "trigger-async-id",
-    "execution-async-resource",
-    "default-trigger-async-id",
-    "new-async-id",
-    "uncaught-exception",
-    "clear-async-id-stack",
-    "stop",
-    "entry-module",
-    "timers-scope",
-    "close-outer",
-    "node-version",
-    "als-run",
-    "als-exit",
-    "end-als-run",
-    "als-enter-with",
-    "als-get-store",
-    "async-resource",
-    "next-tick-body",
-    "end-tick",
-    "queue-microtask",
-    "promise-then",
-    "promise-reject",
-    "queue-microtask-body",
-    "promise-then-body",
-    "end-microtask",
-];
+        impl OpKind {
+            /// Every kind, in declaration order: `OpKind::ALL[k as usize] == k`.
+            pub const ALL: &'static [OpKind] = &[$(OpKind::$kind,)*];
+
+            /// The op's keyword in the trace syntax.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(OpKind::$kind => $name,)*
+                }
+            }
+        }
+    };
+}
+
+op_kinds! {
+    /// `no-force-async-hooks-checks`.
+    NoForceAsyncHooksChecks = "no-force-async-hooks-checks",
+    /// `callback-scope`: [`Op::OpenScope`] of a [`ScopeKind::CallbackScope`].
+    CallbackScope = "callback-scope",
+    /// `make-callback`: [`Op::OpenScope`] of a [`ScopeKind::MakeCallback`].
+    MakeCallback = "make-callback",
+    /// `close` and `close threw`.
+    CloseScope = "close",
+    /// `reset-global`.
+    ResetGlobal = "reset-global",
+    /// `create-hook`.
+    CreateHook = "create-hook",
+    /// `enable-hook`.
+    EnableHook = "enable-hook",
+    /// `disable-hook`.
+    DisableHook = "disable-hook",
+    /// `emit-init`.
+    EmitInit = "emit-init",
+    /// `emit-before`.
+    EmitBefore = "emit-before",
+    /// `emit-after`.
+    EmitAfter = "emit-after",
+    /// `emit-destroy`.
+    EmitDestroy = "emit-destroy",
+    /// `run-in-async-scope`.
+    EnterRunInAsyncScope = "run-in-async-scope",
+    /// `end-run-in-async-scope`.
+    ExitRunInAsyncScope = "end-run-in-async-scope",
+    /// `default-trigger-scope`.
+    EnterDefaultTriggerScope = "default-trigger-scope",
+    /// `end-default-trigger-scope`.
+    ExitDefaultTriggerScope = "end-default-trigger-scope",
+    /// `next-tick`.
+    NextTick = "next-tick",
+    /// `tick-callback`.
+    TickCallback = "tick-callback",
+    /// `execution-async-id`.
+    ExecutionAsyncId = "execution-async-id",
+    /// `trigger-async-id`.
+    TriggerAsyncId = "trigger-async-id",
+    /// `execution-async-resource`.
+    ExecutionAsyncResource = "execution-async-resource",
+    /// `default-trigger-async-id`.
+    DefaultTriggerAsyncId = "default-trigger-async-id",
+    /// `new-async-id`.
+    NewAsyncId = "new-async-id",
+    /// `uncaught-exception`.
+    UncaughtException = "uncaught-exception",
+    /// `clear-async-id-stack`.
+    ClearAsyncIdStack = "clear-async-id-stack",
+    /// `stop`.
+    Stop = "stop",
+    /// `entry-module`.
+    EntryModule = "entry-module",
+    /// `timers-scope`.
+    TimersScope = "timers-scope",
+    /// `close-outer`.
+    CloseOuter = "close-outer",
+    /// `node-version`.
+    NodeVersion = "node-version",
+    /// `als-run`.
+    AlsRun = "als-run",
+    /// `als-exit`.
+    AlsExit = "als-exit",
+    /// `end-als-run`.
+    EndAlsRun = "end-als-run",
+    /// `als-enter-with`.
+    AlsEnterWith = "als-enter-with",
+    /// `als-get-store`.
+    AlsGetStore = "als-get-store",
+    /// `async-resource`.
+    AsyncResource = "async-resource",
+    /// `next-tick-body`.
+    NextTickBody = "next-tick-body",
+    /// `end-tick`.
+    EndTick = "end-tick",
+    /// `queue-microtask`.
+    QueueMicrotask = "queue-microtask",
+    /// `promise-then`.
+    PromiseThen = "promise-then",
+    /// `promise-reject`.
+    PromiseReject = "promise-reject",
+    /// `queue-microtask-body`.
+    QueueMicrotaskBody = "queue-microtask-body",
+    /// `promise-then-body`.
+    PromiseThenBody = "promise-then-body",
+    /// `end-microtask`.
+    EndMicrotask = "end-microtask",
+}
+
+/// What an op does to the frames of the program's call stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nesting {
+    /// It opens a frame that a later op must end.
+    Opens,
+    /// It ends a frame (the innermost one, but for `close-outer`).
+    Ends,
+    /// Neither. `end-tick` and `end-microtask` are here: the frame they end
+    /// is opened by whichever op runs the tick or the microtask, which the
+    /// op sequence alone does not say.
+    Neither,
+}
+
+impl OpKind {
+    /// Number of kinds.
+    pub const COUNT: usize = OpKind::ALL.len();
+
+    /// The kind whose keyword is `name`.
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// Whether ops of this kind exist on the `version` profile: on v20 there
+    /// is no `reset-global` (no `Global<Object>*` resource) and no
+    /// frame-based `AsyncLocalStorage` (`docs/spec.md`, "Version profiles").
+    pub const fn exists_on(self, version: NodeVersion) -> bool {
+        matches!(version, NodeVersion::V26) || !self.facts().1
+    }
+
+    /// What ops of this kind do to the frames of the call stack.
+    pub const fn nesting(self) -> Nesting {
+        self.facts().0
+    }
+
+    /// What the vocabulary knows of each kind beside its name: its
+    /// [`Nesting`], and whether it exists on the Node 26 profile only.
+    const fn facts(self) -> (Nesting, bool) {
+        use Nesting::*;
+        use OpKind as K;
+        match self {
+            K::CallbackScope
+            | K::MakeCallback
+            | K::TimersScope
+            | K::EnterRunInAsyncScope
+            | K::EnterDefaultTriggerScope => (Opens, false),
+            K::AlsRun | K::AlsExit => (Opens, true),
+            K::CloseScope | K::CloseOuter | K::ExitRunInAsyncScope | K::ExitDefaultTriggerScope => {
+                (Ends, false)
+            }
+            K::EndAlsRun => (Ends, true),
+            K::ResetGlobal | K::AlsEnterWith | K::AlsGetStore | K::AsyncResource => (Neither, true),
+            K::NoForceAsyncHooksChecks
+            | K::CreateHook
+            | K::EnableHook
+            | K::DisableHook
+            | K::EmitInit
+            | K::EmitBefore
+            | K::EmitAfter
+            | K::EmitDestroy
+            | K::NextTick
+            | K::TickCallback
+            | K::ExecutionAsyncId
+            | K::TriggerAsyncId
+            | K::ExecutionAsyncResource
+            | K::DefaultTriggerAsyncId
+            | K::NewAsyncId
+            | K::UncaughtException
+            | K::ClearAsyncIdStack
+            | K::Stop
+            | K::EntryModule
+            | K::NodeVersion
+            | K::NextTickBody
+            | K::EndTick
+            | K::QueueMicrotask
+            | K::PromiseThen
+            | K::PromiseReject
+            | K::QueueMicrotaskBody
+            | K::PromiseThenBody
+            | K::EndMicrotask => (Neither, false),
+        }
+    }
+
+    /// A header op: it describes how the process starts
+    /// (`no-force-async-hooks-checks`, `entry-module`, `node-version`), so it
+    /// comes before every other op.
+    pub const fn is_header(self) -> bool {
+        matches!(
+            self,
+            OpKind::NoForceAsyncHooksChecks | OpKind::EntryModule | OpKind::NodeVersion
+        )
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 impl Op {
-    /// The op's keyword in the trace syntax (one of [`OP_KINDS`]).
-    pub fn kind(&self) -> &'static str {
+    /// The op's kind (its keyword in the trace syntax).
+    pub fn kind(&self) -> OpKind {
         match self {
-            Op::NoForceAsyncHooksChecks => "no-force-async-hooks-checks",
-            Op::EntryModule => "entry-module",
+            Op::NoForceAsyncHooksChecks => OpKind::NoForceAsyncHooksChecks,
+            Op::EntryModule => OpKind::EntryModule,
             Op::OpenScope {
                 kind: ScopeKind::CallbackScope,
                 ..
-            } => "callback-scope",
+            } => OpKind::CallbackScope,
             Op::OpenScope {
                 kind: ScopeKind::MakeCallback,
                 ..
-            } => "make-callback",
-            Op::TimersScope => "timers-scope",
-            Op::CloseScope { .. } => "close",
-            Op::CloseOuter { .. } => "close-outer",
-            Op::ResetGlobal(_) => "reset-global",
-            Op::CreateHook { .. } => "create-hook",
-            Op::EnableHook(_) => "enable-hook",
-            Op::DisableHook(_) => "disable-hook",
-            Op::EmitInit { .. } => "emit-init",
-            Op::EmitBefore { .. } => "emit-before",
-            Op::EmitAfter { .. } => "emit-after",
-            Op::EmitDestroy { .. } => "emit-destroy",
-            Op::EnterRunInAsyncScope { .. } => "run-in-async-scope",
-            Op::ExitRunInAsyncScope => "end-run-in-async-scope",
-            Op::EnterDefaultTriggerScope { .. } => "default-trigger-scope",
-            Op::ExitDefaultTriggerScope => "end-default-trigger-scope",
-            Op::NextTick { .. } => "next-tick",
-            Op::TickCallback => "tick-callback",
-            Op::ExecutionAsyncId => "execution-async-id",
-            Op::TriggerAsyncId => "trigger-async-id",
-            Op::ExecutionAsyncResource => "execution-async-resource",
-            Op::DefaultTriggerAsyncId => "default-trigger-async-id",
-            Op::NewAsyncId => "new-async-id",
-            Op::UncaughtException { .. } => "uncaught-exception",
-            Op::ClearAsyncIdStack => "clear-async-id-stack",
-            Op::Stop => "stop",
-            Op::NextTickBody => "next-tick-body",
-            Op::EndTick => "end-tick",
-            Op::QueueMicrotask => "queue-microtask",
-            Op::PromiseThen => "promise-then",
-            Op::PromiseReject => "promise-reject",
-            Op::QueueMicrotaskBody => "queue-microtask-body",
-            Op::PromiseThenBody => "promise-then-body",
-            Op::EndMicrotask => "end-microtask",
-            Op::NodeVersion(_) => "node-version",
-            Op::AlsRun { .. } => "als-run",
-            Op::AlsExit(_) => "als-exit",
-            Op::EndAlsRun => "end-als-run",
-            Op::AlsEnterWith { .. } => "als-enter-with",
-            Op::AlsGetStore(_) => "als-get-store",
-            Op::AsyncResource(_) => "async-resource",
+            } => OpKind::MakeCallback,
+            Op::TimersScope => OpKind::TimersScope,
+            Op::CloseScope { .. } => OpKind::CloseScope,
+            Op::CloseOuter { .. } => OpKind::CloseOuter,
+            Op::ResetGlobal(_) => OpKind::ResetGlobal,
+            Op::CreateHook { .. } => OpKind::CreateHook,
+            Op::EnableHook(_) => OpKind::EnableHook,
+            Op::DisableHook(_) => OpKind::DisableHook,
+            Op::EmitInit { .. } => OpKind::EmitInit,
+            Op::EmitBefore { .. } => OpKind::EmitBefore,
+            Op::EmitAfter { .. } => OpKind::EmitAfter,
+            Op::EmitDestroy { .. } => OpKind::EmitDestroy,
+            Op::EnterRunInAsyncScope { .. } => OpKind::EnterRunInAsyncScope,
+            Op::ExitRunInAsyncScope => OpKind::ExitRunInAsyncScope,
+            Op::EnterDefaultTriggerScope { .. } => OpKind::EnterDefaultTriggerScope,
+            Op::ExitDefaultTriggerScope => OpKind::ExitDefaultTriggerScope,
+            Op::NextTick { .. } => OpKind::NextTick,
+            Op::TickCallback => OpKind::TickCallback,
+            Op::ExecutionAsyncId => OpKind::ExecutionAsyncId,
+            Op::TriggerAsyncId => OpKind::TriggerAsyncId,
+            Op::ExecutionAsyncResource => OpKind::ExecutionAsyncResource,
+            Op::DefaultTriggerAsyncId => OpKind::DefaultTriggerAsyncId,
+            Op::NewAsyncId => OpKind::NewAsyncId,
+            Op::UncaughtException { .. } => OpKind::UncaughtException,
+            Op::ClearAsyncIdStack => OpKind::ClearAsyncIdStack,
+            Op::Stop => OpKind::Stop,
+            Op::NextTickBody => OpKind::NextTickBody,
+            Op::EndTick => OpKind::EndTick,
+            Op::QueueMicrotask => OpKind::QueueMicrotask,
+            Op::PromiseThen => OpKind::PromiseThen,
+            Op::PromiseReject => OpKind::PromiseReject,
+            Op::QueueMicrotaskBody => OpKind::QueueMicrotaskBody,
+            Op::PromiseThenBody => OpKind::PromiseThenBody,
+            Op::EndMicrotask => OpKind::EndMicrotask,
+            Op::NodeVersion(_) => OpKind::NodeVersion,
+            Op::AlsRun { .. } => OpKind::AlsRun,
+            Op::AlsExit(_) => OpKind::AlsExit,
+            Op::EndAlsRun => OpKind::EndAlsRun,
+            Op::AlsEnterWith { .. } => OpKind::AlsEnterWith,
+            Op::AlsGetStore(_) => OpKind::AlsGetStore,
+            Op::AsyncResource(_) => OpKind::AsyncResource,
         }
     }
 
     /// Whether the op exists on the Node 26 profile only: a `global`
-    /// resource holder, and the kinds of [`NODE26_ONLY_KINDS`]
-    /// (`docs/spec.md`, "Version profiles").
+    /// resource holder, and the kinds that do not exist on v20
+    /// ([`OpKind::exists_on`]; `docs/spec.md`, "Version profiles").
     pub fn needs_node26(&self) -> bool {
         match self {
             Op::OpenScope { resource, .. } => resource.holder == Holder::Global,
-            op => NODE26_ONLY_KINDS.contains(&op.kind()),
+            op => !op.kind().exists_on(NodeVersion::V20),
         }
     }
 
     /// Whether the op opens a frame that a later op must end.
     pub fn opens_frame(&self) -> bool {
-        matches!(
-            self,
-            Op::OpenScope { .. }
-                | Op::TimersScope
-                | Op::EnterRunInAsyncScope { .. }
-                | Op::EnterDefaultTriggerScope { .. }
-                | Op::AlsRun { .. }
-                | Op::AlsExit(_)
-        )
+        self.kind().nesting() == Nesting::Opens
     }
 
-    /// Whether the op ends a frame (the innermost one, but for `close-outer`).
-    /// `end-tick` and `end-microtask` are not counted: the frame they end is
-    /// opened by whichever op runs the tick or the microtask, which the op
-    /// sequence alone does not say.
+    /// Whether the op ends a frame (the innermost one, but for `close-outer`);
+    /// not `end-tick` and `end-microtask` ([`Nesting::Neither`]).
     pub fn closes_frame(&self) -> bool {
-        matches!(
-            self,
-            Op::CloseScope { .. }
-                | Op::CloseOuter { .. }
-                | Op::ExitRunInAsyncScope
-                | Op::ExitDefaultTriggerScope
-                | Op::EndAlsRun
-        )
+        self.kind().nesting() == Nesting::Ends
     }
 }
 
@@ -665,7 +806,7 @@ impl fmt::Display for Op {
             | Op::PromiseReject
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
-            | Op::EndMicrotask => f.write_str(k),
+            | Op::EndMicrotask => f.write_str(k.name()),
         }
     }
 }

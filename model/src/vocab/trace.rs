@@ -59,7 +59,7 @@
 use super::observation::Observation;
 use super::op::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    ResourceId, ScopeFlags, ScopeKind, StoreValue, OP_KINDS,
+    OpKind, ResourceId, ScopeFlags, ScopeKind, StoreValue,
 };
 use super::runtime::{OpError, Runtime};
 use serde::{Deserialize, Serialize};
@@ -472,7 +472,7 @@ impl FromStr for Op {
                 column: s.chars().count() + 1,
                 message: format!(
                     "expected an op (one of {}), found end of line",
-                    OP_KINDS.join(", ")
+                    kind_names()
                 ),
             }),
             Line::Expectation { column, .. } => Err(ParseError {
@@ -722,6 +722,12 @@ impl<'a> Tokens<'a> {
     }
 }
 
+/// Every op keyword, comma-separated, for error messages.
+fn kind_names() -> String {
+    let names: Vec<&str> = OpKind::ALL.iter().map(|k| k.name()).collect();
+    names.join(", ")
+}
+
 const ASYNC_ID: &str = "an async id (an integer)";
 const TRIGGER_ID: &str = "a trigger async id (an integer)";
 
@@ -733,12 +739,21 @@ fn is_type_name(s: &str) -> bool {
 
 fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
     let head = t.expect("an op")?;
-    let kind = head.text;
+    let Some(kind) = OpKind::from_name(head.text) else {
+        return Err(t.error(
+            head.column,
+            format!(
+                "unknown op {}; expected one of {}",
+                quote(head.text),
+                kind_names()
+            ),
+        ));
+    };
     let op = match kind {
-        "no-force-async-hooks-checks" => Op::NoForceAsyncHooksChecks,
-        "entry-module" => Op::EntryModule,
-        "timers-scope" => Op::TimersScope,
-        "close-outer" => {
+        OpKind::NoForceAsyncHooksChecks => Op::NoForceAsyncHooksChecks,
+        OpKind::EntryModule => Op::EntryModule,
+        OpKind::TimersScope => Op::TimersScope,
+        OpKind::CloseOuter => {
             const WHAT: &str = "how many native scopes are inside the one closed (1 or more)";
             let n = t.expect(WHAT)?;
             match n.text.parse::<u32>() {
@@ -748,17 +763,18 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
                 _ => return Err(t.unexpected(n, WHAT)),
             }
         }
-        "callback-scope" | "make-callback" => parse_open_scope(&mut t, kind)?,
-        "close" => Op::CloseScope {
+        OpKind::CallbackScope => parse_open_scope(&mut t, ScopeKind::CallbackScope)?,
+        OpKind::MakeCallback => parse_open_scope(&mut t, ScopeKind::MakeCallback)?,
+        OpKind::CloseScope => Op::CloseScope {
             threw: t
                 .optional_word(&["threw"], "\"threw\" or end of line")?
                 .is_some(),
         },
-        "reset-global" => Op::ResetGlobal(t.resource("a resource (R<n>)")?),
-        "create-hook" => parse_create_hook(&mut t)?,
-        "enable-hook" => Op::EnableHook(t.hook()?),
-        "disable-hook" => Op::DisableHook(t.hook()?),
-        "emit-init" => {
+        OpKind::ResetGlobal => Op::ResetGlobal(t.resource("a resource (R<n>)")?),
+        OpKind::CreateHook => parse_create_hook(&mut t)?,
+        OpKind::EnableHook => Op::EnableHook(t.hook()?),
+        OpKind::DisableHook => Op::DisableHook(t.hook()?),
+        OpKind::EmitInit => {
             let async_id = t.async_id(ASYNC_ID)?;
             const TYPE: &str = "a type name (letters, digits, '_', '.', '-')";
             let ty = t.expect(TYPE)?;
@@ -773,47 +789,47 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
                 resource: t.optional_resource()?,
             }
         }
-        "emit-before" => Op::EmitBefore {
+        OpKind::EmitBefore => Op::EmitBefore {
             async_id: t.async_id(ASYNC_ID)?,
             trigger_async_id: t.async_id(TRIGGER_ID)?,
             resource: t.optional_resource()?,
         },
-        "emit-after" => Op::EmitAfter {
+        OpKind::EmitAfter => Op::EmitAfter {
             async_id: t.async_id(ASYNC_ID)?,
         },
-        "emit-destroy" => Op::EmitDestroy {
+        OpKind::EmitDestroy => Op::EmitDestroy {
             async_id: t.async_id(ASYNC_ID)?,
         },
-        "run-in-async-scope" => Op::EnterRunInAsyncScope {
+        OpKind::EnterRunInAsyncScope => Op::EnterRunInAsyncScope {
             async_id: t.async_id(ASYNC_ID)?,
             trigger_async_id: t.async_id(TRIGGER_ID)?,
             resource: t.resource("a resource (R<n>)")?,
         },
-        "end-run-in-async-scope" => Op::ExitRunInAsyncScope,
-        "default-trigger-scope" => Op::EnterDefaultTriggerScope {
+        OpKind::ExitRunInAsyncScope => Op::ExitRunInAsyncScope,
+        OpKind::EnterDefaultTriggerScope => Op::EnterDefaultTriggerScope {
             trigger_async_id: t.async_id(TRIGGER_ID)?,
         },
-        "end-default-trigger-scope" => Op::ExitDefaultTriggerScope,
-        "next-tick" => Op::NextTick {
+        OpKind::ExitDefaultTriggerScope => Op::ExitDefaultTriggerScope,
+        OpKind::NextTick => Op::NextTick {
             query_resource: t
                 .optional_word(&["resource"], "\"resource\" or end of line")?
                 .is_some(),
         },
-        "tick-callback" => Op::TickCallback,
-        "next-tick-body" => Op::NextTickBody,
-        "end-tick" => Op::EndTick,
-        "queue-microtask" => Op::QueueMicrotask,
-        "promise-then" => Op::PromiseThen,
-        "promise-reject" => Op::PromiseReject,
-        "queue-microtask-body" => Op::QueueMicrotaskBody,
-        "promise-then-body" => Op::PromiseThenBody,
-        "end-microtask" => Op::EndMicrotask,
-        "execution-async-id" => Op::ExecutionAsyncId,
-        "trigger-async-id" => Op::TriggerAsyncId,
-        "execution-async-resource" => Op::ExecutionAsyncResource,
-        "default-trigger-async-id" => Op::DefaultTriggerAsyncId,
-        "new-async-id" => Op::NewAsyncId,
-        "uncaught-exception" => {
+        OpKind::TickCallback => Op::TickCallback,
+        OpKind::NextTickBody => Op::NextTickBody,
+        OpKind::EndTick => Op::EndTick,
+        OpKind::QueueMicrotask => Op::QueueMicrotask,
+        OpKind::PromiseThen => Op::PromiseThen,
+        OpKind::PromiseReject => Op::PromiseReject,
+        OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
+        OpKind::PromiseThenBody => Op::PromiseThenBody,
+        OpKind::EndMicrotask => Op::EndMicrotask,
+        OpKind::ExecutionAsyncId => Op::ExecutionAsyncId,
+        OpKind::TriggerAsyncId => Op::TriggerAsyncId,
+        OpKind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
+        OpKind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
+        OpKind::NewAsyncId => Op::NewAsyncId,
+        OpKind::UncaughtException => {
             const WHAT: &str = "\"handled\" or \"unhandled\"";
             let w = t.expect(WHAT)?;
             let handled = match w.text {
@@ -823,9 +839,9 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
             };
             Op::UncaughtException { handled }
         }
-        "clear-async-id-stack" => Op::ClearAsyncIdStack,
-        "stop" => Op::Stop,
-        "node-version" => {
+        OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
+        OpKind::Stop => Op::Stop,
+        OpKind::NodeVersion => {
             const WHAT: &str = "a node version profile (20 or 26)";
             let v = t.expect(WHAT)?;
             match v.text {
@@ -834,40 +850,25 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
                 _ => return Err(t.unexpected(v, WHAT)),
             }
         }
-        "als-run" => Op::AlsRun {
+        OpKind::AlsRun => Op::AlsRun {
             als: t.als()?,
             store: t.store_value()?,
         },
-        "als-exit" => Op::AlsExit(t.als()?),
-        "end-als-run" => Op::EndAlsRun,
-        "als-enter-with" => Op::AlsEnterWith {
+        OpKind::AlsExit => Op::AlsExit(t.als()?),
+        OpKind::EndAlsRun => Op::EndAlsRun,
+        OpKind::AlsEnterWith => Op::AlsEnterWith {
             als: t.als()?,
             store: t.store_value()?,
         },
-        "als-get-store" => Op::AlsGetStore(t.als()?),
-        "async-resource" => Op::AsyncResource(t.resource("a resource (R<n>)")?),
-        _ => {
-            return Err(t.error(
-                head.column,
-                format!(
-                    "unknown op {}; expected one of {}",
-                    quote(kind),
-                    OP_KINDS.join(", ")
-                ),
-            ))
-        }
+        OpKind::AlsGetStore => Op::AlsGetStore(t.als()?),
+        OpKind::AsyncResource => Op::AsyncResource(t.resource("a resource (R<n>)")?),
     };
-    t.end(kind)?;
+    t.end(kind.name())?;
     Ok(op)
 }
 
 /// `callback-scope|make-callback ID TRIGGER [global] R<n> [skip-hooks] [skip-queues]`.
-fn parse_open_scope(t: &mut Tokens<'_>, kind: &str) -> Result<Op, ParseError> {
-    let scope_kind = if kind == "make-callback" {
-        ScopeKind::MakeCallback
-    } else {
-        ScopeKind::CallbackScope
-    };
+fn parse_open_scope(t: &mut Tokens<'_>, scope_kind: ScopeKind) -> Result<Op, ParseError> {
     let async_id = t.async_id(ASYNC_ID)?;
     let trigger_async_id = t.async_id(TRIGGER_ID)?;
     let holder = match t.peek() {
