@@ -164,6 +164,48 @@ pub fn visit_env_ids<S: AsyncIdStack>(env: &mut Environment<S>, f: &mut IdVisito
     }
 }
 
+/// Forget what no answer reads: the id stack's pairs past `kStackLength`
+/// (left by pops and `clearAsyncIdStack()`, overwritten before any read:
+/// `AsyncHooks::push_async_context` writes `async_ids_stack_[offset]`
+/// before `kStackLength` counts it) become `(0, 0)`, as a new stack's are.
+///
+/// And two `disablePromiseHookIfNecessary` jobs in a row on the microtask
+/// queue are one: the second runs straight after the first, with no JS
+/// between, and does what the first did (`Microtasks` in the model: it
+/// reads `wantPromiseHook` and clears the installed hooks). Every
+/// `disable-hook` queues one, so without this the queue would grow with
+/// every enable and disable.
+///
+/// And the destroy list (`env->destroy_async_id_list()`): the model queues
+/// ids there for the destroy hooks, which run from a native immediate the
+/// model does not run (`emitDestroyScript` in the model), so no answer
+/// reads it; every tick run with a destroy hook would otherwise add an id.
+pub fn forget_stale<S: AsyncIdStack>(env: &mut Environment<S>) {
+    env.destroy_async_id_list.clear();
+    let ah = &mut env.async_hooks;
+    let len = ah.fields.k_stack_length as usize;
+    for p in ah.async_ids_stack.iter_mut().skip(len) {
+        *p = (0, 0);
+    }
+    let queue = &mut env.microtasks.queue;
+    let twice = |q: &std::collections::VecDeque<Microtask>| {
+        q.iter().zip(q.iter().skip(1)).any(|(a, b)| {
+            matches!(a, Microtask::DisablePromiseHook) && matches!(b, Microtask::DisablePromiseHook)
+        })
+    };
+    if twice(queue) {
+        let mut kept = std::collections::VecDeque::with_capacity(queue.len());
+        for m in queue.drain(..) {
+            let repeat = matches!(m, Microtask::DisablePromiseHook)
+                && matches!(kept.back(), Some(Microtask::DisablePromiseHook));
+            if !repeat {
+                kept.push_back(m);
+            }
+        }
+        *queue = kept;
+    }
+}
+
 /// Visit every async id of the lazy store's chain: each lazy scope's own
 /// id, the pair it saved, its resource.
 pub fn visit_lazy_ids(store: &mut LazyStack, f: &mut IdVisitor) {
@@ -231,6 +273,8 @@ pub trait RenameIds {
     fn set_id_counter(&mut self, counter: AsyncId);
     /// Visit every other async id the side holds.
     fn visit_ids(&mut self, f: &mut IdVisitor);
+    /// [`forget_stale`] on this side.
+    fn forget_stale(&mut self);
 }
 
 /// The renaming [`canonicalise_ids`] applied: the ids above `max_fixed`
@@ -266,6 +310,8 @@ pub fn canonicalise_ids(
     lazy: &mut dyn RenameIds,
     max_fixed: AsyncId,
 ) -> Option<Renaming> {
+    eager.forget_stale();
+    lazy.forget_stale();
     let counter = eager.id_counter()?;
     if lazy.id_counter()? != counter || counter <= max_fixed {
         return None;
@@ -307,6 +353,10 @@ impl RenameIds for model::Eager {
     fn visit_ids(&mut self, f: &mut IdVisitor) {
         visit_env_ids(self, f);
     }
+
+    fn forget_stale(&mut self) {
+        forget_stale(self);
+    }
 }
 
 /// The lazy side over the pull request's store.
@@ -323,6 +373,10 @@ impl RenameIds for lazy::Lazy {
         visit_env_ids(self, f);
         visit_lazy_ids(self.async_hooks.store.lazy_mut(), f);
     }
+
+    fn forget_stale(&mut self) {
+        forget_stale(self);
+    }
 }
 
 /// The lazy side with a mutant planted.
@@ -338,5 +392,9 @@ impl RenameIds for Environment<lazy::mutant::Mutated> {
     fn visit_ids(&mut self, f: &mut IdVisitor) {
         visit_env_ids(self, f);
         visit_lazy_ids(self.async_hooks.store.lazy_mut(), f);
+    }
+
+    fn forget_stale(&mut self) {
+        forget_stale(self);
     }
 }

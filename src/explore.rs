@@ -585,6 +585,33 @@ impl Path {
         }
     }
 
+    /// The nodes of the path, first to last: each a path itself (the ops up
+    /// to that one), sharing the nodes of this one.
+    pub fn prefixes(&self) -> Vec<Path> {
+        let mut nodes = Vec::with_capacity(self.len());
+        let mut at = self.clone();
+        while let Some(node) = at.0.clone() {
+            at = node.before.clone();
+            nodes.push(Path(Some(node)));
+        }
+        nodes.reverse();
+        nodes
+    }
+
+    /// The last op, if any.
+    pub fn last_op(&self) -> Option<&Op> {
+        self.0.as_ref().map(|n| &n.op)
+    }
+
+    /// The same node as `other` (not merely an equal path).
+    pub fn same_node(&self, other: &Path) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     /// The ops, first to last.
     pub fn ops(&self) -> Vec<Op> {
         let mut ops = Vec::with_capacity(self.len());

@@ -19,8 +19,8 @@
 //! path of at most that many ops.
 
 use crate::explore::{
-    Counterexample, ExploreConfig, Explorable, Explorer, MemoryStop, Reference, SituationReached,
-    State, ESTIMATED_BYTES_PER_STATE, MEMORY_RESERVE, SOMETIMES,
+    Counterexample, ExploreConfig, Explorable, Explorer, MemoryStop, Path, Reference,
+    SituationReached, State, ESTIMATED_BYTES_PER_STATE, MEMORY_RESERVE, SOMETIMES,
 };
 use std::collections::HashSet;
 use std::fmt;
@@ -100,6 +100,44 @@ impl std::hash::Hasher for PassThrough {
     }
 }
 
+/// Makes the state at the end of a path by replaying it from the start
+/// state, keeping the states along the last path made: consecutive paths
+/// of a breadth-first frontier share their prefixes, so each is mostly one
+/// step from the last. Replaying runs the same steps, canonical forms
+/// included, so it makes the very state that was found.
+struct Rebuilder<E, L> {
+    start: State<E, L>,
+    /// The nodes of the last path made and the state after each.
+    chain: Vec<(Path, State<E, L>)>,
+}
+
+impl<E: Reference, L: Explorable> Rebuilder<E, L> {
+    fn new(start: State<E, L>) -> Self {
+        Rebuilder {
+            start,
+            chain: Vec::new(),
+        }
+    }
+
+    fn state(&mut self, explorer: &Explorer<E, L>, path: &Path) -> &State<E, L> {
+        let nodes = path.prefixes();
+        let kept = (self.chain.iter().zip(&nodes))
+            .take_while(|((made, _), node)| made.same_node(node))
+            .count();
+        self.chain.truncate(kept);
+        for node in &nodes[kept..] {
+            let before = self.chain.last().map_or(&self.start, |(_, s)| s);
+            let op = node.last_op().expect("a node has an op");
+            let mut state = explorer
+                .step(before, op, false)
+                .expect("a replayed op was enabled when it was found");
+            state.trace = node.clone();
+            self.chain.push((node.clone(), state));
+        }
+        self.chain.last().map_or(&self.start, |(_, s)| s)
+    }
+}
+
 /// Explore from `eager` and `lazy` breadth first to the fixpoint (or the
 /// first level with a divergence), stopping before the memory in use
 /// reaches `max_memory`; `progress` is called about ten times a second.
@@ -119,7 +157,12 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     let mut seen: HashSet<u64, BuildHasherDefault<PassThrough>> = HashSet::default();
     let first = explorer.start_state();
     seen.insert(first.identity);
-    let mut frontier: Vec<State<E, L>> = vec![first];
+    // The frontier holds paths, not states: a state is made again by
+    // replaying its path ([`Rebuilder`]), which costs about one step per
+    // state in breadth-first order and keeps the frontier at a path node
+    // (some tens of bytes) per state instead of two environments.
+    let mut rebuild = Rebuilder::new(first);
+    let mut frontier: Vec<Path> = vec![Path::default()];
     let mut levels = vec![1usize];
     let mut generated = 0usize;
     let mut stopped = None;
@@ -130,25 +173,30 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     'levels: while !frontier.is_empty() {
         let level = levels.len() - 1;
         let mut next = Vec::new();
+        let mut new_states = 0usize;
         let expanding = frontier.len();
-        for state in frontier.drain(..) {
+        for path in frontier.drain(..) {
+            let state = rebuild.state(&explorer, &path);
             if state.diverged.is_some() || state.ended {
                 continue;
             }
-            for op in explorer.candidates(&state) {
-                let Some(successor) = explorer.step(&state, &op, true) else {
+            for op in explorer.candidates(state) {
+                let Some(successor) = explorer.step(state, &op, true) else {
                     continue;
                 };
                 generated += 1;
                 if seen.insert(successor.identity) {
-                    next.push(successor);
+                    new_states += 1;
+                    if successor.diverged.is_none() && !successor.ended {
+                        next.push(successor.trace);
+                    }
                 }
             }
-            if generated % 1024 == 0 && last_report.elapsed() >= Duration::from_millis(100) {
+            if generated % 256 == 0 && last_report.elapsed() >= Duration::from_millis(100) {
                 last_report = Instant::now();
                 let memory = crate::memory::resident_bytes().unwrap_or(
                     (seen.len() as u64).saturating_mul(ESTIMATED_BYTES_PER_STATE)
-                        + (next.len() + expanding) as u64 * 2048,
+                        + (next.len() + expanding) as u64 * 128,
                 );
                 peak_memory = peak_memory.max(Some(memory));
                 let growth = memory.saturating_sub(last_memory);
@@ -176,8 +224,8 @@ pub fn fixpoint<E: Reference, L: Explorable>(
                 });
             }
         }
-        if !next.is_empty() {
-            levels.push(next.len());
+        if new_states > 0 {
+            levels.push(new_states);
         }
         // The first level with a divergence holds the shortest ones.
         let found = (explorer.shortest.lock())
