@@ -35,7 +35,7 @@ use model::env::microtasks::{Checkpoint, Microtask, PromiseIds, RunningMicrotask
 use model::env::resources::NativeSlot;
 use model::env::ticks::TickRun;
 use model::env::{AsyncIdStack, Environment, Frame};
-use model::vocab::{AsyncId, Observation, ResourceView};
+use model::vocab::{AsyncId, HookEvent, Observation, ResourceView};
 
 /// A visitor of async ids, each by mutable reference.
 pub type IdVisitor<'a> = dyn FnMut(&mut AsyncId) + 'a;
@@ -225,11 +225,31 @@ pub fn visit_observation_ids(o: &mut Observation, f: &mut IdVisitor) {
         | Observation::NewAsyncId(id) => f(id),
         Observation::ExecutionAsyncResource(v) => view(v, f),
         Observation::Hook {
+            event,
             execution_async_id,
             trigger_async_id,
             ..
+        } => {
+            match event {
+                HookEvent::Init {
+                    async_id,
+                    trigger_async_id,
+                    resource,
+                    ..
+                } => {
+                    f(async_id);
+                    f(trigger_async_id);
+                    view(resource, f);
+                }
+                HookEvent::Before(id)
+                | HookEvent::After(id)
+                | HookEvent::Destroy(id)
+                | HookEvent::PromiseResolve(id) => f(id),
+            }
+            f(execution_async_id);
+            f(trigger_async_id);
         }
-        | Observation::UnhandledRejection {
+        Observation::UnhandledRejection {
             execution_async_id,
             trigger_async_id,
         }

@@ -293,18 +293,14 @@ pub fn letters(config: &ExploreConfig) -> Vec<Letter> {
 
 /// The letters of `explore --deep`, few enough that nesting 17 deep (past
 /// the id stack's 16 pairs) has few states: `callback-scope 2 1 R1`,
-/// `close`, `emit-before 3 2 R1`, `emit-after <current id>`,
-/// `execution-async-resource` (after which scopes open eagerly).
+/// `close`, `execution-async-resource` (after which scopes open eagerly);
+/// JS pushes come from [`Bounds::min_id`]'s letter. No `emit-after`: a JS
+/// pop of any entry under open frames gives every level four ways to be
+/// (lazy or eager, popped or not), too many states 17 deep.
 pub fn deep_letters() -> Vec<Letter> {
     vec![
         Letter::Op(scope(ScopeKind::CallbackScope, 2, 1, LOCAL, Holder::Local)),
         Letter::Op(Op::CloseScope { threw: false }),
-        Letter::Op(Op::EmitBefore {
-            async_id: 3,
-            trigger_async_id: 2,
-            resource: Some(LOCAL),
-        }),
-        Letter::EmitAfterRight,
         Letter::Op(Op::ExecutionAsyncResource),
     ]
 }

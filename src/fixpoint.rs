@@ -165,6 +165,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     let mut frontier: Vec<Path> = vec![Path::default()];
     let mut levels = vec![1usize];
     let mut generated = 0usize;
+    let mut expanded = 0usize;
     let mut stopped = None;
     let mut interrupted = None;
     let mut peak_memory = crate::memory::resident_bytes();
@@ -192,7 +193,8 @@ pub fn fixpoint<E: Reference, L: Explorable>(
                     }
                 }
             }
-            if generated % 256 == 0 && last_report.elapsed() >= Duration::from_millis(100) {
+            expanded += 1;
+            if expanded % 64 == 0 && last_report.elapsed() >= Duration::from_millis(100) {
                 last_report = Instant::now();
                 let memory = crate::memory::resident_bytes().unwrap_or(
                     (seen.len() as u64).saturating_mul(ESTIMATED_BYTES_PER_STATE)

@@ -78,6 +78,56 @@ pub fn explore_mutant(mutant: Mutant, depth: usize) -> Option<usize> {
     report.counterexample.map(|c| c.ops.len())
 }
 
+/// The configurations the explorer column tries, in order, each breadth
+/// first to its fixpoint or its first divergence ([`crate::fixpoint`]):
+/// `--deep --min-id -2 --max-nesting 17 --max-js 1` (past the id stack's 16
+/// pairs, few states), then `--frames` at nesting 2 with at most 2 queued
+/// ticks and 2 microtasks (every letter).
+pub fn fixpoint_configs() -> [crate::explore::ExploreConfig; 2] {
+    use crate::explore::{Bounds, ExploreConfig};
+    [
+        ExploreConfig {
+            deep: true,
+            max_nesting: 17,
+            bounds: Bounds {
+                max_js: Some(1),
+                min_id: -2,
+                ..Bounds::default()
+            },
+            ..ExploreConfig::default()
+        },
+        ExploreConfig {
+            frames: true,
+            max_nesting: 2,
+            bounds: Bounds {
+                max_ticks: Some(2),
+                max_microtasks: Some(2),
+                ..Bounds::default()
+            },
+            ..ExploreConfig::default()
+        },
+    ]
+}
+
+/// Memory the explorer column's fixpoint runs may use, each.
+pub const FIXPOINT_MEMORY: u64 = 2 << 30;
+
+/// The fixpoint explorer against `mutant` ([`fixpoint_configs`], in order,
+/// until one kills it): the length of the shortest counterexample in the
+/// first configuration that has one (init ops included), or `None`.
+pub fn explore_mutant_fixpoint(mutant: Mutant) -> Option<usize> {
+    fixpoint_configs().iter().find_map(|config| {
+        let report = crate::fixpoint::fixpoint(
+            model::Eager::new(),
+            lazy::mutant::environment(mutant),
+            config,
+            Some(FIXPOINT_MEMORY),
+            &mut |_| {},
+        );
+        report.counterexample.map(|c| c.ops.len())
+    })
+}
+
 /// Replay every input of the committed fuzz corpus (`dir`) against
 /// `mutant`: (inputs that diverge, inputs replayed).
 pub fn corpus_mutant(mutant: Mutant, dir: &std::path::Path) -> std::io::Result<(usize, usize)> {

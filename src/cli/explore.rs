@@ -69,9 +69,8 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub fixpoint: bool,
     /// The alphabet of the deep runs instead of the 21 letters:
-    /// `callback-scope 2 1 R1`, `close`, `emit-before 3 2 R1`, `emit-after
-    /// <current id>`, `execution-async-resource` (with `--min-id -2`,
-    /// `--max-nesting 17` and `--max-js 1`, past the id stack's 16 pairs).
+    /// `callback-scope 2 1 R1`, `close`, `execution-async-resource` (with `--min-id -2`, which adds `emit-before
+    /// 2 -2`, `--max-nesting 17` and `--max-js 1`: past the id stack's 16 pairs).
     #[arg(long, conflicts_with = "frames")]
     pub deep: bool,
     /// `next-tick` (and `next-tick-body`) only while fewer ticks are queued.
