@@ -319,7 +319,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
 /// Check the refinement relation for a pair of states: [`holds`] decides,
 /// and only when it fails are the two abstract states built to name the
 /// first field that differs.
-pub fn check<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
+pub fn verify<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
     if holds(e, l) {
         return Ok(());
     }

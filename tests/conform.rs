@@ -52,7 +52,7 @@ fn wrong(t: &Trace, v: &Verdict) -> Option<String> {
             Some(obs) => Ok(obs.as_slice()),
             None => Err(&OpError::Exited),
         };
-        if let Err(u) = step.check(answer) {
+        if let Err(u) = step.meets(answer) {
             return Some(format!("expectation not met: {u}"));
         }
     }

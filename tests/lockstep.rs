@@ -5,7 +5,7 @@
 //! shards that add up to the whole run.
 
 use model::vocab::{trace, NodeVersion};
-use scopecheck::check::{check, CheckConfig, CheckReport, Shard, Summary};
+use scopecheck::check::{check, CheckConfig, CheckReport, Shard, ShardSummary};
 use scopecheck::cli::check::FLOOR_PERCENT;
 use scopecheck::lockstep;
 use std::path::Path;
@@ -187,7 +187,7 @@ fn shards_are_disjoint_and_add_up_to_the_whole_run() {
         ..CheckConfig::default()
     };
     let whole = check(&whole_config, &mut |_| {});
-    let parts: Vec<Summary> = (1..=3)
+    let parts: Vec<ShardSummary> = (1..=3)
         .map(|index| {
             let config = CheckConfig {
                 shard: Shard { index, count: 3 },
@@ -195,7 +195,7 @@ fn shards_are_disjoint_and_add_up_to_the_whole_run() {
             };
             let report = check(&config, &mut |_| {});
             assert_eq!(report.cases, config.shard.len(config.cases));
-            Summary::of(&config, &report)
+            ShardSummary::of(&config, &report)
         })
         .collect();
     // Disjoint: the case indices of the shards do not overlap and cover 0..cases.
@@ -207,18 +207,18 @@ fn shards_are_disjoint_and_add_up_to_the_whole_run() {
         indices,
         (0..u64::from(whole_config.cases)).collect::<Vec<_>>()
     );
-    let merged = Summary::merge(&parts).expect("shards of one run");
+    let merged = ShardSummary::merge(&parts).expect("shards of one run");
     assert!(merged.complete());
-    let whole_summary = Summary::of(&whole_config, &whole);
+    let whole_summary = ShardSummary::of(&whole_config, &whole);
     assert_eq!(merged.cases, whole_summary.cases);
     assert_eq!(merged.ops, whole_summary.ops);
     assert_eq!(merged.coverage(), whole.coverage);
     // A shard given twice, or a shard of another run, is refused.
-    assert!(Summary::merge(&[parts[0].clone(), parts[0].clone()]).is_err());
+    assert!(ShardSummary::merge(&[parts[0].clone(), parts[0].clone()]).is_err());
     let mut other = parts[1].clone();
     other.seed += 1;
-    assert!(Summary::merge(&[parts[0].clone(), other]).is_err());
-    assert!(!Summary::merge(&parts[..2]).unwrap().complete());
+    assert!(ShardSummary::merge(&[parts[0].clone(), other]).is_err());
+    assert!(!ShardSummary::merge(&parts[..2]).unwrap().complete());
 }
 
 fn traces_in(dir: &str) -> Vec<(String, String)> {

@@ -1,6 +1,6 @@
 //! The hand-written scenarios of `tests/scenarios/*.trace`, run on the eager
 //! model: every op's observations must equal the trace's `=>` lines exactly
-//! (as `Display` strings, in order; `model::vocab::trace::check_every_step`).
+//! (as `Display` strings, in order; `model::vocab::trace::meets_every_step`).
 //!
 //! The expectations were derived from Node's sources (and, where it can be
 //! done from JavaScript, checked on node v20.20.2), not from the model. The
@@ -70,7 +70,7 @@ fn every_scenario_on(make: impl Fn() -> Box<dyn Runtime>) {
         let mut rt = make();
         // The library's check (the one `scopecheck run` uses), on every op:
         // an op without `=>` lines must show nothing.
-        if let Err(why) = trace::check_every_step(rt.as_mut(), &trace) {
+        if let Err(why) = trace::meets_every_step(rt.as_mut(), &trace) {
             failures.push(format!("{}: {why}", path.display()));
         }
     }
@@ -121,7 +121,7 @@ fn every_scenario_on_v20(make: impl Fn() -> Box<dyn Runtime>) -> Vec<(String, us
                     break;
                 }
                 answer => {
-                    if let Err(unmet) = step.check(answer.as_deref()) {
+                    if let Err(unmet) = step.meets(answer.as_deref()) {
                         panic!("{} on v20: {unmet}", path.display());
                     }
                 }

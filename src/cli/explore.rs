@@ -137,7 +137,7 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         }
         return Err(CliError::Verdict(format!(
             "the lazy implementation diverges from the eager model after {} explored ops",
-            cx.explored_ops
+            cx.found_by.explored_ops
         )));
     }
     if let Some(signal) = report.interrupted {

@@ -53,7 +53,7 @@ fn expect(
     if step.expected.is_empty() {
         return;
     }
-    if let Err(u) = step.check(answer.as_deref()) {
+    if let Err(u) = step.meets(answer.as_deref()) {
         unmet.push((side, u));
     }
 }

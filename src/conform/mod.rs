@@ -526,11 +526,11 @@ impl Harness {
     }
 
     /// [`conform_random`] with this harness.
-    pub fn conform_random(&self, cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
-        let mut summary = Summary {
+    pub fn conform_random(&self, cases: usize, seed: u64, keep: Option<&Path>) -> ConformReport {
+        let mut summary = ConformReport {
             cases,
             seed,
-            ..Summary::default()
+            ..ConformReport::default()
         };
         let traces: Vec<(usize, Vec<Op>)> = (0..cases)
             .map(|case| (case, random_case(seed, case as u64, self.capabilities)))
@@ -704,7 +704,7 @@ pub struct CaseMismatch {
 
 /// The result of [`conform_random`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct ConformReport {
     /// Cases asked for.
     pub cases: usize,
     /// Cases run: all of them, unless the run stopped early.
@@ -744,7 +744,7 @@ pub struct Summary {
     pub js_after_handled_exception: usize,
 }
 
-impl Summary {
+impl ConformReport {
     /// Cases with a difference that no documented mismatch explains.
     pub fn unknown_mismatches(&self) -> impl Iterator<Item = &CaseMismatch> {
         self.mismatches.iter().filter(|m| m.unexplained.is_some())
@@ -759,7 +759,7 @@ impl Summary {
     }
 }
 
-impl fmt::Display for Summary {
+impl fmt::Display for ConformReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let known = self
             .mismatches
@@ -848,15 +848,15 @@ impl fmt::Display for Summary {
 /// [`conform_trace`], and tally. With `keep`, case `n`'s files go to
 /// `keep/case-NNNN/`. Uses [`Harness::shared`]; if it cannot be built, every
 /// case is an error saying why.
-pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
+pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> ConformReport {
     match Harness::shared() {
         Ok(h) => h.conform_random(cases, seed, keep),
-        Err(e) => Summary {
+        Err(e) => ConformReport {
             cases,
             run: cases,
             seed,
             errors: (0..cases).map(|c| (c, e.to_string())).collect(),
-            ..Summary::default()
+            ..ConformReport::default()
         },
     }
 }

@@ -228,8 +228,8 @@ impl Harness {
             .filter(|(_, step)| !step.expected.is_empty())
             .filter_map(
                 |(i, step)| match verdict.model.get(i).filter(|_| i < verdict.given) {
-                    Some(obs) => step.check(Ok(obs)).err(),
-                    None => step.check(Err(&OpError::Exited)).err(),
+                    Some(obs) => step.meets(Ok(obs)).err(),
+                    None => step.meets(Err(&OpError::Exited)).err(),
                 },
             )
             .collect();

@@ -46,10 +46,10 @@
 //! it reads it needs memory for what the model holds, not for the trace.
 //! [`parse`] reads a whole text with it.
 //!
-//! Expectations are checked with [`Step::check`]: an op's observations (their
+//! Expectations are checked with [`Step::meets`]: an op's observations (their
 //! `Display` text, in order) must equal its `=>` lines. `scopecheck run`,
 //! `replay` and `conform FILE` check every op that has `=>` lines;
-//! `tests/scenarios.rs` checks every op of a scenario ([`check_every_step`]),
+//! `tests/scenarios.rs` checks every op of a scenario ([`meets_every_step`]),
 //! so that there an op without `=>` lines must show nothing.
 //!
 //! [`print()`] and [`parse`] round-trip: `parse(&print(ops)).ops() == ops` for
@@ -144,7 +144,7 @@ impl Step {
     /// `Display` texts must equal them, in order. An op that was refused, or
     /// did not run because the process had ended (`OpError::Exited`), meets
     /// no expectation, not even "nothing".
-    pub fn check(&self, answer: Result<&[Observation], &OpError>) -> Result<(), Unmet> {
+    pub fn meets(&self, answer: Result<&[Observation], &OpError>) -> Result<(), Unmet> {
         let (observed, refused) = match answer {
             Ok(observations) => (
                 observations.iter().map(ToString::to_string).collect(),
@@ -165,12 +165,12 @@ impl Step {
     }
 }
 
-/// Run `trace` on `rt` from its current state and [`Step::check`] every op,
-/// including those without `=>` lines (they must show nothing): the check of
-/// `tests/scenarios`. The first unmet expectation, if any.
-pub fn check_every_step(rt: &mut dyn Runtime, trace: &Trace) -> Result<(), Unmet> {
+/// Run `trace` on `rt` from its current state, asking [`Step::meets`] of
+/// every op, including those without `=>` lines (they must show nothing):
+/// the check of `tests/scenarios`. The first unmet expectation, if any.
+pub fn meets_every_step(rt: &mut dyn Runtime, trace: &Trace) -> Result<(), Unmet> {
     for step in &trace.steps {
-        step.check(rt.apply(&step.op).as_deref())?;
+        step.meets(rt.apply(&step.op).as_deref())?;
     }
     Ok(())
 }
