@@ -37,7 +37,7 @@ pub struct CheckConfig {
     pub refinement: bool,
     /// Which part of the cases to run.
     pub shard: Shard,
-    /// The version profile both sides run on (`--node-version`; 26 by
+    /// The node version both sides run on (`--node-version`; 26 by
     /// default): on 20 every case starts with the op `node-version 20`.
     pub node_version: NodeVersion,
 }
@@ -204,7 +204,7 @@ pub struct CheckReport {
     /// Drawn ops the eager model rejected (a generator bug if not 0; the
     /// case stops there).
     pub rejected: u64,
-    /// The version profile the run was on.
+    /// The node version the run was on.
     pub node_version: NodeVersion,
     /// The signal (SIGINT, SIGTERM) that stopped the run before its last
     /// case ([`crate::interrupt`]); the counts are of the cases run.
@@ -301,7 +301,7 @@ pub fn run_case<S: LazyStore>(
     let mut pair = Pair::with_store(store.clone());
     ops.clear();
     if config.node_version != NodeVersion::default() {
-        // The profile is the trace's first op, so that a counterexample
+        // The node version is the trace's first op, so that a counterexample
         // replays on it.
         let op = Op::NodeVersion(config.node_version);
         coverage::classify_before(tally, &pair.lazy, &op);
@@ -470,7 +470,7 @@ pub struct ShardSummary {
     pub max_len: usize,
     /// Refinement check on.
     pub refinement: bool,
-    /// The version profile.
+    /// The node version.
     pub node_version: NodeVersion,
     /// The deliberate mistake switched on in the lazy side (its kebab-case
     /// name), if any.
@@ -630,7 +630,7 @@ impl ShardSummary {
     ///
     /// Refused, naming the summary and the values that differ: another
     /// tool version or configuration ([`tool_version`], seed, cases,
-    /// maximum length, refinement, profile, mutant), a shard twice, counts
+    /// maximum length, refinement, node version, mutant), a shard twice, counts
     /// that cannot be a run's, or a sum past `u64`.
     pub fn merge(parts: &[ShardSummary]) -> Result<ShardSummary, MergeError> {
         let first = parts.first().ok_or(MergeError {
@@ -771,7 +771,7 @@ pub fn minimize_until_interrupted(
         return (ops.to_vec(), true);
     };
     let mut best = ops[..=d.index].to_vec();
-    // A leading `node-version` stays: the counterexample is for that profile.
+    // A leading `node-version` stays: the counterexample is for that node version.
     let pinned = usize::from(matches!(best.first(), Some(Op::NodeVersion(_))));
     loop {
         let mut changed = false;

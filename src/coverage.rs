@@ -176,9 +176,9 @@ pub const SITUATIONS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Whether the situation or op kind `name` exists on the version profile
+/// Whether the situation or op kind `name` exists on the node version
 /// `version`: on 20 there are no Global holders and no `AsyncLocalStorage`
-/// ops (`docs/spec.md`, "Version profiles"), so what needs them is never
+/// ops (`docs/spec.md`, "Node versions"), so what needs them is never
 /// reached there.
 pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
     const SITUATIONS_ONLY_ON_26: &[&str] = &[

@@ -421,7 +421,7 @@ fn open_scope<S: AsyncIdStack>(kind: ScopeKind, env: &Environment<S>, c: &mut im
     let (holder, flags) = match kind {
         ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
         ScopeKind::CallbackScope => {
-            // Global holders exist on the 26 profile only (`Op::needs_node26`).
+            // Global holders exist on node version 26 only (`Op::needs_node26`).
             let holder = if c.ratio(1, 5) && env.version != NodeVersion::V20 {
                 Holder::Global
             } else {

@@ -255,7 +255,7 @@ pub fn alphabet() -> Vec<Letter> {
 }
 
 /// The letters `--frames` adds to [`alphabet`], after it: the
-/// `AsyncLocalStorage` ops (Node 26 profile) and ticks and microtasks that
+/// `AsyncLocalStorage` ops (node version 26) and ticks and microtasks that
 /// run JS (issue 14):
 ///
 /// ```text

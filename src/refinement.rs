@@ -106,7 +106,7 @@ pub struct Abstract {
     /// Queued ticks and kHasTickScheduled.
     pub ticks: (Vec<AbstractTick>, bool),
     /// The current `AsyncContextFrame`, the frame each AsyncResource
-    /// captured, and the version profile.
+    /// captured, and the node version.
     pub context: (
         ContextFrame,
         model::env::context_frame::ResourceFrames,

@@ -27,7 +27,7 @@ fn ci_run() -> &'static CheckReport {
     })
 }
 
-/// The same budget on the v20 profile (`--node-version 20`).
+/// The same budget on node version 20 (`--node-version 20`).
 fn ci_run_v20() -> &'static CheckReport {
     static REPORT: OnceLock<CheckReport> = OnceLock::new();
     REPORT.get_or_init(|| {
@@ -41,18 +41,18 @@ fn ci_run_v20() -> &'static CheckReport {
 }
 
 #[test]
-fn lazy_equals_eager_on_the_v20_profile() {
+fn lazy_equals_eager_on_node_version_20() {
     let report = ci_run_v20();
     if let Some(cx) = &report.counterexample {
         panic!(
-            "the lazy implementation diverges from the eager model on the v20 profile:\n{}\n{}",
+            "the lazy implementation diverges from the eager model on node version 20:\n{}\n{}",
             cx.trace_text(),
             cx.divergence
         );
     }
     assert_eq!(report.cases, u64::from(CI_CASES));
     assert_eq!(report.rejected, 0, "the generator drew ops v20 refuses");
-    // Every case runs on the profile: its first op names it.
+    // Every case runs on the node version: its first op names it.
     assert_eq!(
         report.coverage.ops.get("node-version").copied(),
         Some(u64::from(CI_CASES))
@@ -63,14 +63,14 @@ fn lazy_equals_eager_on_the_v20_profile() {
     for name in coverage.missing() {
         assert!(
             !scopecheck::coverage::exists_on(NodeVersion::V20, name),
-            "not reached on the v20 profile: {name}\n{}",
+            "not reached on node version 20: {name}\n{}",
             coverage.table()
         );
     }
     for (name, share) in coverage.below(FLOOR_PERCENT) {
         assert!(
             !scopecheck::coverage::exists_on(NodeVersion::V20, name),
-            "{name} in {share:.2} % of cases on the v20 profile\n{}",
+            "{name} in {share:.2} % of cases on node version 20\n{}",
             coverage.table()
         );
     }
@@ -85,7 +85,7 @@ fn lazy_equals_eager_on_the_v20_profile() {
 }
 
 #[test]
-fn a_v20_counterexample_carries_its_profile() {
+fn a_v20_counterexample_carries_its_node_version() {
     let config = CheckConfig {
         cases: 2_000,
         mutant: Some(lazy::mutant::Mutant::JsPopIgnoresLazy),
@@ -259,8 +259,8 @@ fn every_scenario_runs_identically_on_both_sides() {
 }
 
 #[test]
-fn every_scenario_runs_identically_on_both_sides_on_the_v20_profile() {
-    // Each scenario with `node-version 20` first (one that names a profile
+fn every_scenario_runs_identically_on_both_sides_on_node_version_20() {
+    // Each scenario with `node-version 20` first (one that names a node version
     // itself runs as written): what v20 refuses, both sides refuse alike.
     for (name, text) in traces_in("tests/scenarios") {
         let t = trace::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -516,7 +516,7 @@ fn malformed_inputs_report_line_column_and_what_was_expected() {
         "node-version 22",
         1,
         14,
-        "expected a node version profile (20 or 26)",
+        "expected a node version (20 or 26)",
     );
     assert_error("als-run R1 2", 1, 9, "expected an AsyncLocalStorage (A<n>)");
     assert_error("als-run A1 -2", 1, 12, "expected a store value");

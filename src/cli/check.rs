@@ -47,9 +47,9 @@ pub struct CheckArgs {
     /// `scopecheck mutants`): the check should find it.
     #[arg(long, value_parser = super::parse_mutant)]
     pub mutant: Option<Mutant>,
-    /// The Node.js version profile both sides run on: 26 (the release line
+    /// The Node.js version both sides run on: 26 (the release line
     /// the pull request lands on) or 20 (no Global<Object>* scopes, no
-    /// AsyncLocalStorage ops). `docs/spec.md`, "Version profiles".
+    /// AsyncLocalStorage ops). `docs/spec.md`, "Node versions".
     #[arg(long, default_value_t = NodeVersion::default())]
     pub node_version: NodeVersion,
     /// Where to save a counterexample (created if missing).
@@ -81,7 +81,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The file name (without `.trace`) of a counterexample:
 /// `seed-SEED[-MUTANT]-HASH`, `HASH` 12 hex digits of the saved text, whose
-/// header names the whole command (cases, maximum length, shard, profile):
+/// header names the whole command (cases, maximum length, shard, node version):
 /// two shards, mutants, budgets or processes that find different traces,
 /// or the same trace with different commands, save different files.
 pub fn counterexample_stem(cx: &Counterexample<CaseFound>) -> String {
@@ -120,7 +120,7 @@ fn write_coverage(
         writeln!(
             out,
             "
-not on the {version} profile (never reachable there): {}",
+not on node version {version} (never reachable there): {}",
             absent.join(", ")
         )?;
     }

@@ -24,7 +24,7 @@ pub struct RunArgs {
     /// Do not check the trace's `=>` expectation lines.
     #[arg(long)]
     pub no_expect: bool,
-    /// Run on this Node.js version profile (20 or 26; the default is the
+    /// Run on this Node.js version (20 or 26; the default is the
     /// trace's own `node-version`, else 26).
     #[arg(long)]
     pub node_version: Option<model::vocab::NodeVersion>,

@@ -184,9 +184,9 @@ impl Decider {
             Op::Stop => Some(
                 "stop: Environment::ExitEnv comes from another thread (worker.terminate()); a program cannot stop its environment at a chosen op and go on running ops".to_string(),
             ),
-            Op::NodeVersion(v) if *v != self.capabilities.profile => Some(format!(
-                "the trace is for the node {v} profile, and this binary's profile is {}",
-                self.capabilities.profile
+            Op::NodeVersion(v) if *v != self.capabilities.node_version => Some(format!(
+                "the trace is for node version {v}, and this binary's node version is {}",
+                self.capabilities.node_version
             )),
             Op::AlsRun { .. }
             | Op::AlsExit(_)
@@ -456,7 +456,7 @@ mod tests {
 
     fn fate(text: &str, capabilities: Capabilities) -> Fate {
         let ops = trace::parse(text).unwrap_or_else(|e| panic!("{e}")).ops();
-        let mut env = Eager::for_version(capabilities.profile);
+        let mut env = Eager::for_version(capabilities.node_version);
         let mut decider = Decider::new(capabilities);
         for (i, op) in ops.iter().enumerate() {
             match decider.apply(&mut env, op) {
@@ -514,7 +514,7 @@ mod tests {
     #[test]
     fn header_ops_come_first_in_any_order() {
         for caps in [V20(), V26()] {
-            let v = caps.profile;
+            let v = caps.node_version;
             for text in [
                 "entry-module\nno-force-async-hooks-checks".to_string(),
                 format!("node-version {v}\nno-force-async-hooks-checks\nentry-module"),
@@ -522,8 +522,18 @@ mod tests {
                 assert_eq!(fate(&text, caps), Fate::Runs, "{text}");
             }
         }
-        assert_refused("node-version 26", V20(), 0, "this binary's profile is 20");
-        assert_refused("node-version 20", V26(), 0, "this binary's profile is 26");
+        assert_refused(
+            "node-version 26",
+            V20(),
+            0,
+            "this binary's node version is 20",
+        );
+        assert_refused(
+            "node-version 20",
+            V26(),
+            0,
+            "this binary's node version is 26",
+        );
     }
 
     #[test]
@@ -675,7 +685,7 @@ mod tests {
         }
         // A type name the trace syntax cannot write (the program is the
         // trace's text).
-        let mut env = Eager::for_version(V20().profile);
+        let mut env = Eager::for_version(V20().node_version);
         let op = Op::EmitInit {
             async_id: 7,
             type_name: "a b".to_string(),
@@ -693,7 +703,7 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"))
         .ops();
-        let mut env = Eager::for_version(V20().profile);
+        let mut env = Eager::for_version(V20().node_version);
         let mut decider = Decider::new(V20());
         let mut depths = Vec::new();
         for op in &ops {

@@ -32,8 +32,8 @@
 //!
 //! On v20 (and on Node 26 with `--no-async-context-frame`)
 //! `AsyncLocalStorage` is built on async hooks instead (an init hook and
-//! `executionAsyncResource()`); the v20 profile refuses the ALS ops
-//! (`docs/spec.md`, "Version profiles").
+//! `executionAsyncResource()`); node version 20 refuses the ALS ops
+//! (`docs/spec.md`, "Node versions").
 
 use super::{AsyncIdStack, Environment, Frame};
 use crate::vocab::{AlsId, ResourceId, StoreValue};

@@ -86,11 +86,11 @@ pub enum Refusal<'op> {
     JsWhileStopping(&'op Op),
     /// JavaScript with no native scope open.
     JsOutsideScopes(&'op Op),
-    /// An `AsyncLocalStorage` op (or `async-resource`) on the v20 profile.
+    /// An `AsyncLocalStorage` op (or `async-resource`) on node version 20.
     AlsOnV20(&'op Op),
-    /// A `Global<Object>*` resource on the v20 profile.
+    /// A `Global<Object>*` resource on node version 20.
     GlobalOnV20(ResourceId),
-    /// `reset-global` on the v20 profile.
+    /// `reset-global` on node version 20.
     ResetGlobalOnV20(ResourceId),
     /// `make-callback ... global R`.
     MakeCallbackGlobal,
@@ -157,7 +157,7 @@ impl fmt::Display for Refusal<'_> {
             ),
             Refusal::AlsOnV20(op) => write!(
                 f,
-                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on the 26 profile (drop `node-version 20`)"
+                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on node version 26 (drop `node-version 20`)"
             ),
             Refusal::GlobalOnV20(r) => write!(
                 f,
@@ -264,7 +264,7 @@ impl From<Refusal<'_>> for OpError {
 impl<S: AsyncIdStack> Environment<S> {
     /// Whether `op` can happen now, and if not, why: the conditions every op
     /// shares (the process is alive; after a callback threw only its close
-    /// follows; header ops come first; the v20 profile lacks what needs
+    /// follows; header ops come first; node version 20 lacks what needs
     /// Node 26), then the op's own.
     pub fn enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         if self.exited {

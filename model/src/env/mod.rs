@@ -172,7 +172,7 @@ pub struct Environment<S: AsyncIdStack> {
     /// An op other than a header op (`no-force-async-hooks-checks`,
     /// `entry-module`, `node-version`) has run.
     pub program_started: bool,
-    /// The version profile (`node-version`; 26 unless a trace says 20).
+    /// The node version (`node-version`; 26 unless a trace says 20).
     pub version: NodeVersion,
     /// The current `AsyncContextFrame` (V8's continuation-preserved
     /// embedder data), Node 26.

@@ -74,9 +74,9 @@ pub struct AlsId(pub u32);
 /// written as the absence of a value.
 pub type StoreValue = u32;
 
-/// Which Node.js release line the model describes: the version profile.
+/// Which Node.js release line the model describes: the node version.
 /// Where the two differ observably in the modelled code, `docs/spec.md`
-/// ("Version profiles") names the difference with its source and what each
+/// ("Node versions") names the difference with its source and what each
 /// binary printed.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
@@ -92,7 +92,7 @@ pub enum NodeVersion {
 }
 
 impl NodeVersion {
-    /// Every profile, the default last.
+    /// Every node version, the default last.
     pub const ALL: [NodeVersion; 2] = [NodeVersion::V20, NodeVersion::V26];
 
     /// The major version number.
@@ -103,9 +103,10 @@ impl NodeVersion {
         }
     }
 
-    /// The profile of a node binary with this major version: 20 and below
-    /// are v20's, 21 and above 26's (the differences modelled landed
-    /// before 26: `AsyncContextFrame` became the default in 24).
+    /// The node version the model takes for a binary with this major
+    /// version: 20 and below are v20's, 21 and above 26's (the differences
+    /// modelled landed before 26: `AsyncContextFrame` became the default in
+    /// 24).
     pub fn of_major(major: u32) -> NodeVersion {
         if major <= 20 {
             NodeVersion::V20
@@ -130,7 +131,7 @@ impl std::str::FromStr for NodeVersion {
             "20" => Ok(NodeVersion::V20),
             "26" => Ok(NodeVersion::V26),
             other => Err(format!(
-                "node version `{other}`: the model has the profiles 20 and 26"
+                "node version `{other}`: the model has the node versions 20 and 26"
             )),
         }
     }
@@ -299,9 +300,9 @@ pub enum Op {
     ClearAsyncIdStack,
     /// Another thread calls `Environment::ExitEnv` (`worker.terminate()`).
     Stop,
-    /// The version profile of the process (`node-version 20|26`): a header
+    /// The node version of the process (`node-version 20|26`): a header
     /// op, before any other op but `no-force-async-hooks-checks` and
-    /// `entry-module`. Without it, the profile is 26.
+    /// `entry-module`. Without it, the node version is 26.
     NodeVersion(NodeVersion),
     /// `als.run(store, fn)` (`internal/async_local_storage/async_context_frame`
     /// on Node 26): up to the call of `fn`.
@@ -499,9 +500,9 @@ impl OpKind {
         OpKind::ALL.iter().copied().find(|k| k.name() == name)
     }
 
-    /// Whether ops of this kind exist on the `version` profile: on v20 there
+    /// Whether ops of this kind exist on node version `version`: on v20 there
     /// is no `reset-global` (no `Global<Object>*` resource) and no
-    /// frame-based `AsyncLocalStorage` (`docs/spec.md`, "Version profiles").
+    /// frame-based `AsyncLocalStorage` (`docs/spec.md`, "Node versions").
     pub const fn exists_on(self, version: NodeVersion) -> bool {
         matches!(version, NodeVersion::V26) || !self.facts().1
     }
@@ -512,7 +513,7 @@ impl OpKind {
     }
 
     /// What the vocabulary knows of each kind beside its name: its
-    /// [`Nesting`], and whether it exists on the Node 26 profile only.
+    /// [`Nesting`], and whether it exists on node version 26 only.
     const fn facts(self) -> (Nesting, bool) {
         use Nesting::*;
         use OpKind as K;
@@ -633,9 +634,9 @@ impl Op {
         }
     }
 
-    /// Whether the op exists on the Node 26 profile only: a `global`
+    /// Whether the op exists on node version 26 only: a `global`
     /// resource holder, and the kinds that do not exist on v20
-    /// ([`OpKind::exists_on`]; `docs/spec.md`, "Version profiles").
+    /// ([`OpKind::exists_on`]; `docs/spec.md`, "Node versions").
     pub fn needs_node26(&self) -> bool {
         match self {
             Op::OpenScope { resource, .. } => resource.holder == Holder::Global,

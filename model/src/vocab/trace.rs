@@ -26,7 +26,7 @@
 //! * Ids are `i64` written as `-?[0-9]+`; resources are `R<n>` and hooks
 //!   `H<n>` with `n` a `u32` written in decimal digits; `AsyncLocalStorage`
 //!   instances are `A<n>` and store values `u32`s (`als-run A1 3`).
-//! * `node-version 20|26` names the version profile the trace is for; a
+//! * `node-version 20|26` names the node version the trace is for; a
 //!   header op, like `no-force-async-hooks-checks` (26 without it).
 //! * The optional words after a scope's resource (`skip-hooks`,
 //!   `skip-queues`) and a hook's callbacks (`init before after destroy
@@ -842,7 +842,7 @@ fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
         OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
         OpKind::Stop => Op::Stop,
         OpKind::NodeVersion => {
-            const WHAT: &str = "a node version profile (20 or 26)";
+            const WHAT: &str = "a node version (20 or 26)";
             let v = t.expect(WHAT)?;
             match v.text {
                 "20" => Op::NodeVersion(NodeVersion::V20),

@@ -426,7 +426,7 @@ function plain(i, t, self) {
   switch (t[0]) {
     case 'no-force-async-hooks-checks': break; // node's command line has it
     case 'entry-module': break; // the program is an .mjs file
-    case 'node-version': break; // the binary's own profile
+    case 'node-version': break; // the binary's own node version
     case 'create-hook': createHook(t[1], t[2] === 'none' ? [] : t.slice(2)); break;
     case 'enable-hook': hooks.get(t[1]).enable(); break;
     case 'disable-hook': hooks.get(t[1]).disable(); break;
