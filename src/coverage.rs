@@ -422,7 +422,7 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
                 sink.hit(s::TICK_STORE_FROM_LAZY)
             }
             Op::EnterRunInAsyncScope { resource, .. }
-                if (before.async_resource_frames.get(resource)).is_some_and(|f| f.has_stores()) =>
+                if (before.js_objects.resource_frame(resource)).is_some_and(|f| f.has_stores()) =>
             {
                 sink.hit(s::RESOURCE_FRAME_IN_LAZY)
             }

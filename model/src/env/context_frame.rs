@@ -35,8 +35,8 @@
 //! `executionAsyncResource()`); node version 20 refuses the ALS ops
 //! (`docs/spec.md`, "Node versions").
 
-use super::{AsyncIdStack, Environment, Frame};
-use crate::vocab::{AlsId, ResourceId, StoreValue};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::{AlsId, Observation, Op, OpKind, ResourceId, StoreValue};
 use std::collections::BTreeMap;
 
 /// An `AsyncContextFrame`: each `AsyncLocalStorage` with a store in it, and
@@ -88,21 +88,66 @@ impl ContextFrame {
     }
 }
 
-/// The frame each `AsyncResource` of the trace captured (`async-resource R`),
-/// by its object; one pointer, `None` while there is none.
-#[allow(clippy::box_collection)]
+/// The trace's JavaScript objects, as far as `AsyncContextFrame` goes: the
+/// frame each `AsyncResource` captured at construction (`async-resource R`,
+/// `this[contextFrameSymbol]`). One pointer, `None` while there is nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ResourceFrames(Option<Box<BTreeMap<ResourceId, ContextFrame>>>);
+pub struct JsObjects(Option<Box<Objects>>);
 
-impl ResourceFrames {
+/// What [`JsObjects`] holds once there is something.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Objects {
+    /// The frame each `AsyncResource` captured, by its object.
+    resource_frames: BTreeMap<ResourceId, ContextFrame>,
+}
+
+impl JsObjects {
     /// The frame `R` captured, if `async-resource R` ran.
-    pub fn get(&self, r: &ResourceId) -> Option<&ContextFrame> {
-        self.0.as_ref().and_then(|m| m.get(r))
+    pub fn resource_frame(&self, r: &ResourceId) -> Option<&ContextFrame> {
+        self.0.as_ref().and_then(|o| o.resource_frames.get(r))
     }
 
     /// `R` captures `frame`.
-    pub fn insert(&mut self, r: ResourceId, frame: ContextFrame) {
-        self.0.get_or_insert_with(Default::default).insert(r, frame);
+    fn capture(&mut self, r: ResourceId, frame: ContextFrame) {
+        let objects = self.0.get_or_insert_with(Default::default);
+        objects.resource_frames.insert(r, frame);
+    }
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When an `AsyncLocalStorage` op can happen, beyond what
+    /// [`Environment::enabled`] asks of every op (they are JavaScript of
+    /// Node 26): the `finally` of `als.run` ends the innermost frame, which
+    /// must be its own.
+    pub(super) fn context_frame_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::EndAlsRun => {
+                self.innermost_is(OpKind::EndAlsRun, |f| matches!(f, Frame::AlsRun { .. }))
+            }
+            Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_) => Ok(()),
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What an `AsyncLocalStorage` op does.
+    pub(super) fn context_frame_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::AlsRun { als, store } => self.als_run(*als, Some(*store)),
+            Op::AlsExit(als) => self.als_run(*als, None),
+            Op::EndAlsRun => self.end_als_run(),
+            Op::AlsEnterWith { als, store } => self.als_enter_with(*als, Some(*store)),
+            Op::AlsGetStore(als) => {
+                let value = self.als_get_store(*als);
+                self.out.push(Observation::Store { als: *als, value });
+            }
+            Op::AsyncResource(r) => self.async_resource(*r),
+            _ => not_in_family(op),
+        }
+        Ok(())
     }
 }
 
@@ -115,6 +160,14 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `als.getStore()`: `AsyncContextFrame.current()?.get(als)`.
     pub(crate) fn als_get_store(&self, als: AlsId) -> Option<StoreValue> {
         self.context_frame.get(als)
+    }
+
+    /// `getStore()` of every storage, in storage order, those that are not
+    /// `undefined`: what a tick's callback writes (the node side reads every
+    /// storage the program made). A storage absent from the current frame
+    /// answers `undefined`, so these are the frame's stores.
+    pub(crate) fn stores_seen(&self) -> Vec<(AlsId, StoreValue)> {
+        self.context_frame.iter().collect()
     }
 
     /// `als.run(data, fn)` up to the call of `fn` (`als.exit(fn)` is
@@ -155,7 +208,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `new AsyncResource()` for the object `r`, as far as the frame goes:
     /// `this[contextFrameSymbol] = AsyncContextFrame.current()`.
     pub(crate) fn async_resource(&mut self, r: ResourceId) {
-        (self.async_resource_frames).insert(r, self.context_frame.clone());
+        self.js_objects.capture(r, self.context_frame.clone());
     }
 }
 
