@@ -128,6 +128,7 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::QueueMicrotaskBody => weight(1, Other, 1),
         K::PromiseThenBody => weight(7, Other, 2),
         K::EndMicrotask => weight(8, EndsJs, 8),
+        K::AlsDefault => weight(4, Other, 1),
     }
 }
 
@@ -249,6 +250,10 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
         OpKind::PromiseThenBody => Op::PromiseThenBody,
         OpKind::EndMicrotask => Op::EndMicrotask,
+        OpKind::AlsDefault => Op::AlsDefault {
+            als: storage(c),
+            value: store(c),
+        },
     }
 }
 

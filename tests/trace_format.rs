@@ -215,6 +215,13 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::QueueMicrotaskBody, "queue-microtask-body"),
         (Op::PromiseThenBody, "promise-then-body"),
         (Op::EndMicrotask, "end-microtask"),
+        (
+            Op::AlsDefault {
+                als: AlsId(2),
+                value: 9,
+            },
+            "als-default A2 9",
+        ),
     ]
 }
 
@@ -814,6 +821,10 @@ fn arb_op() -> impl Strategy<Value = Op> {
         }),
         any::<u32>().prop_map(|a| Op::AlsGetStore(AlsId(a))),
         arb_resource().prop_map(Op::AsyncResource),
+        (any::<u32>(), any::<u32>()).prop_map(|(a, value)| Op::AlsDefault {
+            als: AlsId(a),
+            value
+        }),
     ]
 }
 

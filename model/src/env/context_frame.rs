@@ -39,11 +39,11 @@ use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::{AlsId, Observation, Op, OpKind, ResourceId, StoreValue};
 use std::collections::BTreeMap;
 
-/// An `AsyncContextFrame`: each `AsyncLocalStorage` with a store in it, and
-/// the store. A storage whose store is `undefined` is left out: without a
-/// `defaultValue` (the traces never give one), `getStore()` answers
+/// An `AsyncContextFrame`: each `AsyncLocalStorage` in it, and its store
+/// (`None`: `undefined`). A storage set to `undefined` is left out unless it
+/// has a `defaultValue` (`als-default`): without one, `getStore()` answers
 /// `undefined` for a storage set to `undefined` and for one not in the frame
-/// alike. `None` is no frame at all (`undefined`, what native scopes
+/// alike; with one, the second answers the default. `None` is no frame at all (`undefined`, what native scopes
 /// exchange in); `Some` is a frame object, which `queueMicrotask` tests for
 /// truth even when it holds no store (after `als.exit` or `enterWith` of
 /// `undefined`). One pointer, so that the states the explorer stores (a
@@ -52,23 +52,31 @@ use std::collections::BTreeMap;
 // The box is the point: 8 bytes where a `BTreeMap` takes 24.
 #[allow(clippy::box_collection)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ContextFrame(Option<Box<BTreeMap<AlsId, StoreValue>>>);
+pub struct ContextFrame(Option<Box<BTreeMap<AlsId, Option<StoreValue>>>>);
 
 impl ContextFrame {
-    /// `frame?.get(als)`: the store of `als` in this frame.
-    pub fn get(&self, als: AlsId) -> Option<StoreValue> {
+    /// `frame?.has(als) ? frame.get(als)`: the store of `als` in this frame,
+    /// `None` when the frame lacks it.
+    pub fn lookup(&self, als: AlsId) -> Option<Option<StoreValue>> {
         self.0.as_ref().and_then(|m| m.get(&als).copied())
     }
 
     /// `new AsyncContextFrame(als, data)`: a copy of this frame with `als`
-    /// set to `data`.
-    pub fn with(&self, als: AlsId, data: Option<StoreValue>) -> ContextFrame {
+    /// set to `data`; `undefined` is kept only when `keep_undefined` (the
+    /// storage has a default, which a frame without it would answer).
+    pub fn with(&self, als: AlsId, data: Option<StoreValue>, keep_undefined: bool) -> ContextFrame {
         let mut map = self.0.as_deref().cloned().unwrap_or_default();
-        match data {
-            Some(v) => map.insert(als, v),
-            None => map.remove(&als),
-        };
+        if data.is_some() || keep_undefined {
+            map.insert(als, data);
+        } else {
+            map.remove(&als);
+        }
         ContextFrame(Some(Box::new(map)))
+    }
+
+    /// Each storage in this frame, with or without a store.
+    fn storages(&self) -> impl Iterator<Item = AlsId> + '_ {
+        self.0.iter().flat_map(|m| m.keys().copied())
     }
 
     /// Whether there is no frame object (`AsyncContextFrame.current()` is
@@ -79,18 +87,17 @@ impl ContextFrame {
 
     /// Whether some storage has a store here.
     pub fn has_stores(&self) -> bool {
-        self.0.as_ref().is_some_and(|m| !m.is_empty())
-    }
-
-    /// Each storage with a store here, and the store, in storage order.
-    pub fn iter(&self) -> impl Iterator<Item = (AlsId, StoreValue)> + '_ {
-        self.0.iter().flat_map(|m| m.iter().map(|(&a, &v)| (a, v)))
+        self.0
+            .as_ref()
+            .is_some_and(|m| m.values().any(Option::is_some))
     }
 }
 
 /// The trace's JavaScript objects, as far as `AsyncContextFrame` goes: the
 /// frame each `AsyncResource` captured at construction (`async-resource R`,
-/// `this[contextFrameSymbol]`). One pointer, `None` while there is nothing.
+/// `this[contextFrameSymbol]`), and each `AsyncLocalStorage`'s
+/// `defaultValue` (`als-default`, `#defaultValue`). One pointer, `None`
+/// while there is nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct JsObjects(Option<Box<Objects>>);
 
@@ -99,6 +106,8 @@ pub struct JsObjects(Option<Box<Objects>>);
 struct Objects {
     /// The frame each `AsyncResource` captured, by its object.
     resource_frames: BTreeMap<ResourceId, ContextFrame>,
+    /// The `defaultValue` of each storage made with one.
+    defaults: BTreeMap<AlsId, StoreValue>,
 }
 
 impl JsObjects {
@@ -111,6 +120,22 @@ impl JsObjects {
     fn capture(&mut self, r: ResourceId, frame: ContextFrame) {
         let objects = self.0.get_or_insert_with(Default::default);
         objects.resource_frames.insert(r, frame);
+    }
+
+    /// `als` is made with `defaultValue: value`.
+    fn set_default(&mut self, als: AlsId, value: StoreValue) {
+        let objects = self.0.get_or_insert_with(Default::default);
+        objects.defaults.insert(als, value);
+    }
+
+    /// The `defaultValue` of `als`, if it was made with one.
+    pub fn default_of(&self, als: AlsId) -> Option<StoreValue> {
+        self.0.as_ref().and_then(|o| o.defaults.get(&als).copied())
+    }
+
+    /// Each storage made with a default.
+    fn with_defaults(&self) -> impl Iterator<Item = AlsId> + '_ {
+        self.0.iter().flat_map(|o| o.defaults.keys().copied())
     }
 }
 
@@ -128,7 +153,8 @@ impl<S: AsyncIdStack> Environment<S> {
             | Op::AlsExit(_)
             | Op::AlsEnterWith { .. }
             | Op::AlsGetStore(_)
-            | Op::AsyncResource(_) => Ok(()),
+            | Op::AsyncResource(_)
+            | Op::AlsDefault { .. } => Ok(()),
             _ => not_in_family(op),
         }
     }
@@ -145,6 +171,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.out.push(Observation::Store { als: *als, value });
             }
             Op::AsyncResource(r) => self.async_resource(*r),
+            Op::AlsDefault { als, value } => self.js_objects.set_default(*als, *value),
             _ => not_in_family(op),
         }
         Ok(())
@@ -154,20 +181,30 @@ impl<S: AsyncIdStack> Environment<S> {
 impl<S: AsyncIdStack> Environment<S> {
     /// `als.enterWith(data)`: `AsyncContextFrame.set(new AsyncContextFrame(als, data))`.
     pub(crate) fn als_enter_with(&mut self, als: AlsId, data: Option<StoreValue>) {
-        self.context_frame = self.context_frame.with(als, data);
+        let has_default = self.js_objects.default_of(als).is_some();
+        self.context_frame = self.context_frame.with(als, data, has_default);
     }
 
-    /// `als.getStore()`: `AsyncContextFrame.current()?.get(als)`.
+    /// `als.getStore()`: `if (!frame?.has(this)) return this.#defaultValue;
+    /// return frame?.get(this)`, with `frame = AsyncContextFrame.current()`.
     pub(crate) fn als_get_store(&self, als: AlsId) -> Option<StoreValue> {
-        self.context_frame.get(als)
+        match self.context_frame.lookup(als) {
+            Some(store) => store,
+            None => self.js_objects.default_of(als),
+        }
     }
 
     /// `getStore()` of every storage, in storage order, those that are not
     /// `undefined`: what a tick's callback writes (the node side reads every
     /// storage the program made). A storage absent from the current frame
-    /// answers `undefined`, so these are the frame's stores.
+    /// answers its default, if it has one, else `undefined`.
     pub(crate) fn stores_seen(&self) -> Vec<(AlsId, StoreValue)> {
-        self.context_frame.iter().collect()
+        let storages: std::collections::BTreeSet<AlsId> = (self.context_frame.storages())
+            .chain(self.js_objects.with_defaults())
+            .collect();
+        (storages.into_iter())
+            .filter_map(|als| self.als_get_store(als).map(|v| (als, v)))
+            .collect()
     }
 
     /// `als.run(data, fn)` up to the call of `fn` (`als.exit(fn)` is
@@ -219,16 +256,27 @@ mod tests {
     #[test]
     fn enter_with_copies_the_frame_and_undefined_leaves_the_storage_out() {
         let empty = ContextFrame::default();
-        let a = empty.with(AlsId(1), Some(3));
-        let b = a.with(AlsId(2), Some(4));
-        assert_eq!((a.get(AlsId(1)), a.get(AlsId(2))), (Some(3), None));
-        assert_eq!((b.get(AlsId(1)), b.get(AlsId(2))), (Some(3), Some(4)));
+        let a = empty.with(AlsId(1), Some(3), false);
+        let b = a.with(AlsId(2), Some(4), false);
+        assert_eq!(
+            (a.lookup(AlsId(1)), a.lookup(AlsId(2))),
+            (Some(Some(3)), None)
+        );
+        assert_eq!(
+            (b.lookup(AlsId(1)), b.lookup(AlsId(2))),
+            (Some(Some(3)), Some(Some(4)))
+        );
         // `exit` is `run(undefined)`: the same answers as a frame without it.
-        assert_eq!(b.with(AlsId(1), None), empty.with(AlsId(2), Some(4)));
+        let exited_b = b.with(AlsId(1), None, false);
+        assert_eq!(exited_b, empty.with(AlsId(2), Some(4), false));
         assert!(empty.is_undefined() && !empty.has_stores());
         assert!(!a.is_undefined() && a.has_stores());
         // A frame object with no store left is still a frame (truthy).
-        let exited = a.with(AlsId(1), None);
+        let exited = a.with(AlsId(1), None, false);
         assert!(!exited.is_undefined() && !exited.has_stores());
+        // A storage with a default keeps `undefined`: the frame has it.
+        let kept = a.with(AlsId(1), None, true);
+        assert_eq!(kept.lookup(AlsId(1)), Some(None));
+        assert!(!kept.has_stores());
     }
 }

@@ -203,6 +203,18 @@ pub enum Op {
     /// The innermost microtask callback (of a `queue-microtask-body` or a
     /// `promise-then-body`) returns.
     EndMicrotask,
+    /// `new AsyncLocalStorage({ defaultValue })` for the trace's `A<n>`
+    /// (`lib/internal/async_local_storage/async_context_frame.js`, Node 26;
+    /// v20's constructor takes no options): `getStore()` answers `value`
+    /// wherever the current frame lacks the storage. A header op: the
+    /// trace's storages with a default are made before everything else (a
+    /// second one for the same storage replaces it).
+    AlsDefault {
+        /// The `AsyncLocalStorage`.
+        als: AlsId,
+        /// Its `defaultValue`.
+        value: StoreValue,
+    },
 }
 
 /// Declares [`OpKind`] from one list of `Variant = "trace-name" => facts`
@@ -302,7 +314,8 @@ pub struct Facts {
     /// (`Environment::enabled` asks that before the family's own conjuncts).
     pub runs_js: bool,
     /// It describes how the process starts, so it comes before every other
-    /// op (`no-force-async-hooks-checks`, `entry-module`, `node-version`).
+    /// op (`no-force-async-hooks-checks`, `entry-module`, `node-version`,
+    /// `als-default`).
     pub header: bool,
     /// It exists on node version 26 only (`docs/spec.md`, "Node versions").
     pub node26_only: bool,
@@ -455,6 +468,8 @@ op_kinds! {
     PromiseThenBody = "promise-then-body" => js(Microtasks),
     /// `end-microtask`.
     EndMicrotask = "end-microtask" => native(Microtasks),
+    /// `als-default`.
+    AlsDefault = "als-default" => header(ContextFrame).node26(),
 }
 
 impl OpKind {
@@ -484,8 +499,8 @@ impl OpKind {
     }
 
     /// A header op: it describes how the process starts
-    /// (`no-force-async-hooks-checks`, `entry-module`, `node-version`), so it
-    /// comes before every other op.
+    /// (`no-force-async-hooks-checks`, `entry-module`, `node-version`,
+    /// `als-default`), so it comes before every other op.
     pub const fn is_header(self) -> bool {
         self.facts().header
     }
@@ -557,6 +572,7 @@ impl Op {
             Op::AlsEnterWith { .. } => OpKind::AlsEnterWith,
             Op::AlsGetStore(_) => OpKind::AlsGetStore,
             Op::AsyncResource(_) => OpKind::AsyncResource,
+            Op::AlsDefault { .. } => OpKind::AlsDefault,
         }
     }
 
@@ -627,7 +643,8 @@ impl Op {
             | Op::PromiseReject
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
-            | Op::EndMicrotask => Vec::new(),
+            | Op::EndMicrotask
+            | Op::AlsDefault { .. } => Vec::new(),
         }
     }
 
@@ -729,6 +746,7 @@ impl fmt::Display for Op {
                 write!(f, "{k} {als} {store}")
             }
             Op::AlsExit(als) | Op::AlsGetStore(als) => write!(f, "{k} {als}"),
+            Op::AlsDefault { als, value } => write!(f, "{k} {als} {value}"),
             Op::NoForceAsyncHooksChecks
             | Op::EndAlsRun
             | Op::EntryModule
@@ -892,6 +910,10 @@ impl Op {
                 store: t.store_value()?,
             },
             OpKind::AlsGetStore => Op::AlsGetStore(t.als()?),
+            OpKind::AlsDefault => Op::AlsDefault {
+                als: t.als()?,
+                value: t.store_value()?,
+            },
             OpKind::AsyncResource => Op::AsyncResource(t.resource("a resource (R<n>)")?),
         };
         t.end(kind.name())?;

@@ -465,6 +465,9 @@ function plain(i, t, self) {
     case 'clear-async-id-stack': iah.clearAsyncIdStack(); break;
     case 'reset-global': addon.resetGlobal(num(t[1])); break;
     case 'async-resource': captureFrame(num(t[1])); break;
+    case 'als-default': // a header op: before any other op names A<n>
+      storages.set(num(t[1]), new asyncHooks.AsyncLocalStorage({ defaultValue: +t[2] }));
+      break;
     case 'als-enter-with': A(num(t[1])).enterWith(+t[2]); break;
     case 'als-get-store': {
       const v = A(num(t[1])).getStore();
