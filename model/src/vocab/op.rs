@@ -1,7 +1,7 @@
 //! Operations: one per entry point of Node's async-context machinery, and
 //! their syntax. An op is written here once: its variant of [`Op`], its
 //! kind with its [`Facts`] in [`OpKind`]'s list, its text both ways (the
-//! `Display` of [`Op`], one op per line, and [`Op::parse`], which reads it
+//! `Display` of [`Op`], one op per line, and `Op::parse`, which reads it
 //! back; `super::trace` handles lines, comments and `=>` expectations).
 //! What it does is its [`Family`]'s module of `model/src/env/`.
 
@@ -218,8 +218,8 @@ pub enum Op {
 }
 
 /// Declares [`OpKind`] from one list of `Variant = "trace-name" => facts`
-/// entries: the enum, [`OpKind::ALL`], [`OpKind::name`] and
-/// [`OpKind::facts`] cannot disagree.
+/// entries: the enum (each variant documented by its name), [`OpKind::ALL`],
+/// [`OpKind::name`] and [`OpKind::facts`] cannot disagree.
 macro_rules! op_kinds {
     ($($(#[$doc:meta])* $kind:ident = $name:literal => $facts:expr,)*) => {
         /// The kind of an [`Op`]: its keyword in the trace syntax. This is the
@@ -230,7 +230,7 @@ macro_rules! op_kinds {
         /// know of a kind is one of its [`Facts`], written beside its name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum OpKind {
-            $($(#[$doc])* $kind,)*
+            $(#[doc = concat!("`", $name, "`.")] $(#[$doc])* $kind,)*
         }
 
         impl OpKind {
@@ -380,95 +380,53 @@ use Family::{
 };
 
 op_kinds! {
-    /// `no-force-async-hooks-checks`.
     NoForceAsyncHooksChecks = "no-force-async-hooks-checks" => header(Process),
-    /// `callback-scope`: [`Op::OpenScope`] of a [`ScopeKind::CallbackScope`].
+    /// [`Op::OpenScope`] of a [`ScopeKind::CallbackScope`].
     CallbackScope = "callback-scope" => native(CallbackScope).opens(),
-    /// `make-callback`: [`Op::OpenScope`] of a [`ScopeKind::MakeCallback`].
+    /// [`Op::OpenScope`] of a [`ScopeKind::MakeCallback`].
     MakeCallback = "make-callback" => native(CallbackScope).opens(),
-    /// `close` and `close threw`.
+    /// With `threw`: `close threw`.
     CloseScope = "close" => native(CallbackScope).ends(),
-    /// `reset-global`.
     ResetGlobal = "reset-global" => native(CallbackScope).node26(),
-    /// `create-hook`.
     CreateHook = "create-hook" => js(Hooks),
-    /// `enable-hook`.
     EnableHook = "enable-hook" => js(Hooks),
-    /// `disable-hook`.
     DisableHook = "disable-hook" => js(Hooks),
-    /// `emit-init`.
     EmitInit = "emit-init" => js(Js),
-    /// `emit-before`.
     EmitBefore = "emit-before" => js(Js),
-    /// `emit-after`.
     EmitAfter = "emit-after" => js(Js),
-    /// `emit-destroy`.
     EmitDestroy = "emit-destroy" => js(Js),
-    /// `run-in-async-scope`.
     EnterRunInAsyncScope = "run-in-async-scope" => js(Js).opens(),
-    /// `end-run-in-async-scope`.
     ExitRunInAsyncScope = "end-run-in-async-scope" => native(Js).ends(),
-    /// `default-trigger-scope`.
     EnterDefaultTriggerScope = "default-trigger-scope" => js(Js).opens(),
-    /// `end-default-trigger-scope`.
     ExitDefaultTriggerScope = "end-default-trigger-scope" => native(Js).ends(),
-    /// `next-tick`.
     NextTick = "next-tick" => js(Ticks),
-    /// `tick-callback`.
     TickCallback = "tick-callback" => js(Ticks),
-    /// `execution-async-id`.
     ExecutionAsyncId = "execution-async-id" => js(Js),
-    /// `trigger-async-id`.
     TriggerAsyncId = "trigger-async-id" => js(Js),
-    /// `execution-async-resource`.
     ExecutionAsyncResource = "execution-async-resource" => js(Js),
-    /// `default-trigger-async-id`.
     DefaultTriggerAsyncId = "default-trigger-async-id" => js(Js),
-    /// `new-async-id`.
     NewAsyncId = "new-async-id" => js(Js),
-    /// `uncaught-exception`.
     UncaughtException = "uncaught-exception" => js(Exceptions),
-    /// `clear-async-id-stack`.
     ClearAsyncIdStack = "clear-async-id-stack" => js(Js),
-    /// `stop`.
     Stop = "stop" => native(Process),
-    /// `entry-module`.
     EntryModule = "entry-module" => header(Process),
-    /// `timers-scope`.
     TimersScope = "timers-scope" => native(CallbackScope).opens(),
-    /// `close-outer`.
     CloseOuter = "close-outer" => native(CallbackScope).ends(),
-    /// `node-version`.
     NodeVersion = "node-version" => header(Process),
-    /// `als-run`.
     AlsRun = "als-run" => js(ContextFrame).opens().node26(),
-    /// `als-exit`.
     AlsExit = "als-exit" => js(ContextFrame).opens().node26(),
-    /// `end-als-run`.
     EndAlsRun = "end-als-run" => native(ContextFrame).ends().node26(),
-    /// `als-enter-with`.
     AlsEnterWith = "als-enter-with" => js(ContextFrame).node26(),
-    /// `als-get-store`.
     AlsGetStore = "als-get-store" => js(ContextFrame).node26(),
-    /// `async-resource`.
     AsyncResource = "async-resource" => js(ContextFrame).node26(),
-    /// `next-tick-body`.
     NextTickBody = "next-tick-body" => js(Ticks),
-    /// `end-tick`.
     EndTick = "end-tick" => native(Ticks),
-    /// `queue-microtask`.
     QueueMicrotask = "queue-microtask" => js(Microtasks),
-    /// `promise-then`.
     PromiseThen = "promise-then" => js(Microtasks),
-    /// `promise-reject`.
     PromiseReject = "promise-reject" => js(Rejections),
-    /// `queue-microtask-body`.
     QueueMicrotaskBody = "queue-microtask-body" => js(Microtasks),
-    /// `promise-then-body`.
     PromiseThenBody = "promise-then-body" => js(Microtasks),
-    /// `end-microtask`.
     EndMicrotask = "end-microtask" => native(Microtasks),
-    /// `als-default`.
     AlsDefault = "als-default" => header(ContextFrame).node26(),
 }
 
