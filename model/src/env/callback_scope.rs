@@ -126,6 +126,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// a `Local` and no flags; `RunTimers` runs from the event loop; a close
     /// ends the innermost frame, a `close-outer` an addon's scope with
     /// others inside it.
+    #[inline]
     pub(super) fn callback_scope_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::OpenScope {
@@ -176,6 +177,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What a native scope op does.
+    #[inline]
     pub(super) fn callback_scope_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::OpenScope {

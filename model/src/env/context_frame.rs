@@ -144,6 +144,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// [`Environment::enabled`] asks of every op (they are JavaScript of
     /// Node 26): the `finally` of `als.run` ends the innermost frame, which
     /// must be its own.
+    #[inline]
     pub(super) fn context_frame_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::EndAlsRun => {
@@ -160,6 +161,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What an `AsyncLocalStorage` op does.
+    #[inline]
     pub(super) fn context_frame_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::AlsRun { als, store } => self.als_run(*als, Some(*store)),

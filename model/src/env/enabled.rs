@@ -12,7 +12,9 @@
 //! not describe (an exception that leaves a microtask), and why.
 
 use super::{AsyncIdStack, Environment, Frame};
-use crate::vocab::{AlsId, AsyncId, Family, HookId, NodeVersion, Op, OpError, OpKind, ResourceId};
+use crate::vocab::{
+    AlsId, AsyncId, Facts, Family, HookId, NodeVersion, Op, OpError, OpKind, ResourceId,
+};
 use std::fmt;
 
 /// A frame as a refusal names it.
@@ -265,7 +267,14 @@ impl<S: AsyncIdStack> Environment<S> {
     /// Node 26; JavaScript needs an open native scope and an environment
     /// that is not stopping), then the op's own, in the module of its
     /// [`Family`] (`*_enabled`, beside the family's `*_effect`).
+    #[inline]
     pub fn enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        self.enabled_with(op, op.kind().facts())
+    }
+
+    /// [`Environment::enabled`], given the facts of the op's kind (`apply`
+    /// looks them up once for both halves).
+    pub(super) fn enabled_with<'op>(&self, op: &'op Op, facts: Facts) -> Result<(), Refusal<'op>> {
         if self.exited {
             return Err(Refusal::Exited);
         }
@@ -278,7 +287,6 @@ impl<S: AsyncIdStack> Environment<S> {
                 return Err(Refusal::BareScopeThrew);
             }
         }
-        let facts = op.kind().facts();
         if facts.header && self.program_started {
             return Err(Refusal::HeaderAfterStart(op));
         }

@@ -9,6 +9,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// [`Environment::enabled`] asks of every op (the throw is JavaScript):
     /// it reaches a native scope, or a tick's callback, and leaves no
     /// microtask's callback (the model does not describe that).
+    #[inline]
     pub(super) fn exceptions_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::UncaughtException { .. } => match self.frames.last() {
@@ -24,6 +25,7 @@ impl<S: AsyncIdStack> Environment<S> {
 
     /// What `uncaught-exception` does: a tick's callback threw, or the
     /// callback of the innermost native scope.
+    #[inline]
     pub(super) fn exceptions_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::UncaughtException { handled } => match self.frames.last() {

@@ -33,6 +33,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// When a hook op can happen, beyond what [`Environment::enabled`] asks
     /// of every op (it is JavaScript): a hook is created once, and enabled
     /// or disabled once created.
+    #[inline]
     pub(super) fn hooks_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::CreateHook { hook, .. } if self.hooks.created.contains_key(hook) => {
@@ -49,6 +50,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What a hook op does.
+    #[inline]
     pub(super) fn hooks_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::CreateHook { hook, callbacks } => self.create_hook(*hook, *callbacks),

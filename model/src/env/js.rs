@@ -10,6 +10,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// [`Environment::enabled`] asks of every op (the calls are JavaScript):
     /// the `finally` of `runInAsyncScope` or `defaultTriggerAsyncIdScope`
     /// ends the innermost frame, which must be its own.
+    #[inline]
     pub(super) fn js_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::ExitRunInAsyncScope => self.innermost_is(OpKind::ExitRunInAsyncScope, |f| {
@@ -36,6 +37,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What a JS op of `lib/internal/async_hooks.js` does.
+    #[inline]
     pub(super) fn js_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::EmitInit {

@@ -126,6 +126,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// asks of every op: `queueMicrotask` does not throw for its trigger
     /// (the model has no op that throws); `end-microtask` ends the innermost
     /// frame, a microtask's callback.
+    #[inline]
     pub(super) fn microtasks_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::QueueMicrotask | Op::QueueMicrotaskBody if self.queue_microtask_throws() => {
@@ -143,6 +144,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What a microtask op does.
+    #[inline]
     pub(super) fn microtasks_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::QueueMicrotask | Op::QueueMicrotaskBody => {

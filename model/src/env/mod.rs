@@ -317,10 +317,12 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What `op` does: Node's code for it, in the module of its
-    /// [`Family`] (`*_effect`, beside the family's `*_enabled`).
+    /// [`Family`] (`family`; `*_effect`, beside the family's `*_enabled`).
     /// [`Environment::enabled`] has accepted it.
-    fn dispatch(&mut self, op: &Op) -> Result<(), Died> {
-        match op.kind().family() {
+    // Its one caller is `apply`: inlined, as the one `match` it replaced was.
+    #[inline(always)]
+    fn dispatch(&mut self, op: &Op, family: Family) -> Result<(), Died> {
+        match family {
             Family::Process => self.process_effect(op),
             Family::CallbackScope => self.callback_scope_effect(op),
             Family::Hooks => self.hooks_effect(op),
@@ -347,11 +349,12 @@ fn not_in_family(op: &Op) -> ! {
 impl<S: AsyncIdStack> Runtime for Environment<S> {
     /// [`Environment::enabled`], then the effect (`dispatch`: Node's code).
     fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
-        self.enabled(op)?;
+        let facts = op.kind().facts();
+        self.enabled_with(op, facts)?;
         self.out.clear();
-        let result = self.dispatch(op);
+        let result = self.dispatch(op, facts.family);
         self.ops_applied += 1;
-        self.program_started |= !op.kind().is_header();
+        self.program_started |= !facts.header;
         if let Err(Died(terminal)) = result {
             self.exited = true;
             self.out.push(terminal);

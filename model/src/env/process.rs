@@ -11,6 +11,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// When a process op can happen, beyond what [`Environment::enabled`]
     /// asks of every op: the checks are switched off once; the ES module
     /// entry is the main script's first act.
+    #[inline]
     pub(super) fn process_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::NoForceAsyncHooksChecks if self.async_hooks.fields.k_check == 0 => {
@@ -26,6 +27,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What a process op does.
+    #[inline]
     pub(super) fn process_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::NoForceAsyncHooksChecks => {

@@ -24,6 +24,7 @@ pub struct Rejections {
 impl<S: AsyncIdStack> Environment<S> {
     /// When `promise-reject` can happen: whenever JavaScript can run
     /// ([`Environment::enabled`] asks that).
+    #[inline]
     pub(super) fn rejections_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::PromiseReject => Ok(()),
@@ -32,6 +33,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What `promise-reject` does.
+    #[inline]
     pub(super) fn rejections_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::PromiseReject => self.promise_reject(),

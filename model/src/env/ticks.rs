@@ -49,6 +49,7 @@ pub struct TickQueue {
 impl<S: AsyncIdStack> Environment<S> {
     /// When a tick op can happen, beyond what [`Environment::enabled`] asks
     /// of every op: `end-tick` ends the innermost frame, a tick's callback.
+    #[inline]
     pub(super) fn ticks_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::EndTick => self.innermost_is(OpKind::EndTick, |f| matches!(f, Frame::Tick { .. })),
@@ -58,6 +59,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What a tick op does.
+    #[inline]
     pub(super) fn ticks_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::NextTick { query_resource } => {

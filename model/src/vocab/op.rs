@@ -244,11 +244,12 @@ macro_rules! op_kinds {
                 }
             }
 
-            /// What the vocabulary knows of the kind beside its name.
+            /// What the vocabulary knows of the kind beside its name (a
+            /// table look-up: the check asks it several times per op).
+            #[inline]
             pub const fn facts(self) -> Facts {
-                match self {
-                    $(OpKind::$kind => $facts,)*
-                }
+                const FACTS: &[Facts] = &[$($facts,)*];
+                FACTS[self as usize]
             }
         }
     };
@@ -442,16 +443,19 @@ impl OpKind {
     /// Whether ops of this kind exist on node version `version`: on v20 there
     /// is no `reset-global` (no `Global<Object>*` resource) and no
     /// frame-based `AsyncLocalStorage` (`docs/spec.md`, "Node versions").
+    #[inline]
     pub const fn exists_on(self, version: NodeVersion) -> bool {
         matches!(version, NodeVersion::V26) || !self.facts().node26_only
     }
 
     /// What ops of this kind do to the frames of the call stack.
+    #[inline]
     pub const fn nesting(self) -> Nesting {
         self.facts().nesting
     }
 
     /// Where the action of ops of this kind is.
+    #[inline]
     pub const fn family(self) -> Family {
         self.facts().family
     }
@@ -459,6 +463,7 @@ impl OpKind {
     /// A header op: it describes how the process starts
     /// (`no-force-async-hooks-checks`, `entry-module`, `node-version`,
     /// `als-default`), so it comes before every other op.
+    #[inline]
     pub const fn is_header(self) -> bool {
         self.facts().header
     }
@@ -478,6 +483,7 @@ impl fmt::Display for OpKind {
 
 impl Op {
     /// The op's kind (its keyword in the trace syntax).
+    #[inline]
     pub fn kind(&self) -> OpKind {
         match self {
             Op::NoForceAsyncHooksChecks => OpKind::NoForceAsyncHooksChecks,
