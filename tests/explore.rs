@@ -129,7 +129,7 @@ fn a_planted_bug_is_found_with_a_shortest_counterexample() {
         .unwrap_or_else(|| panic!("the planted bug was not found:\n{report}"));
     // The shortest: open a scope (lazy, above the main script's lazy scope),
     // then ask for the id.
-    assert_eq!(cx.explored_ops, 2, "{}", cx.trace_text());
+    assert_eq!(cx.found_by.explored_ops, 2, "{}", cx.trace_text());
     assert_eq!(cx.ops.len(), init_ops().len() + 2);
     assert!(cx.ops[..init_ops().len()] == init_ops()[..]);
     let opened = &cx.ops[init_ops().len()];
@@ -171,7 +171,7 @@ fn a_panic_of_the_lazy_side_is_a_divergence() {
         &mut quiet,
     );
     let cx = report.counterexample.expect("the planted panic was found");
-    assert_eq!(cx.explored_ops, 2, "{}", cx.trace_text());
+    assert_eq!(cx.found_by.explored_ops, 2, "{}", cx.trace_text());
     assert_eq!(cx.divergence.op, Op::ClearAsyncIdStack);
     assert!(
         matches!(&cx.divergence.lazy, Err(OpError::Internal(why)) if why.contains("planted panic")),
@@ -189,12 +189,12 @@ fn a_mistake_of_the_mutation_catalogue_is_found_in_three_ops() {
     let lazy = lazy::mutant::environment(Mutant::LazyPopKeepsTrigger);
     let report = explore(Eager::new(), lazy, &config(4), &mut quiet);
     let cx = report.counterexample.expect("the mutant was found");
-    assert!(cx.explored_ops <= 3, "{}", cx.trace_text());
+    assert!(cx.found_by.explored_ops <= 3, "{}", cx.trace_text());
     // Exploring a little less deep finds nothing: the counterexample is a
     // shortest one.
     let lazy = lazy::mutant::environment(Mutant::LazyPopKeepsTrigger);
     let shallower = ExploreConfig {
-        depth: cx.explored_ops - 1,
+        depth: cx.found_by.explored_ops - 1,
         ..config(0)
     };
     let report = explore(Eager::new(), lazy, &shallower, &mut quiet);
@@ -442,7 +442,7 @@ fn a_mutants_counterexample_is_the_first_shortest_one() {
         );
         let cx = report.counterexample.expect("killed");
         assert_eq!(cx.ops[init_ops().len()..], expected[..], "{mutant:?}");
-        assert_eq!(cx.explored_ops, expected.len());
+        assert_eq!(cx.found_by.explored_ops, expected.len());
         // Two threads: still a shortest one (maybe another of that length).
         let two = ExploreConfig {
             threads: 2,
@@ -455,7 +455,11 @@ fn a_mutants_counterexample_is_the_first_shortest_one() {
             &mut quiet,
         );
         let cx = report.counterexample.expect("killed with two threads");
-        assert_eq!(cx.explored_ops, expected.len(), "{mutant:?}, two threads");
+        assert_eq!(
+            cx.found_by.explored_ops,
+            expected.len(),
+            "{mutant:?}, two threads"
+        );
     }
 }
 

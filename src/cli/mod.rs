@@ -32,10 +32,10 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// The trace as it runs with `--node-version`: without the option, as
-/// written; with it, on that profile: `node-version V` is put before its
-/// first op (shown as line 0), unless the trace names a profile itself,
+/// written; with it, on that node version: `node-version V` is put before its
+/// first op (shown as line 0), unless the trace names a node version itself,
 /// which must then be the same one.
-pub fn on_profile(
+pub fn on_node_version(
     mut trace: model::vocab::trace::Trace,
     version: Option<model::vocab::NodeVersion>,
     file: &std::path::Path,
