@@ -1,0 +1,349 @@
+//! The proof that the exported tests are real: for each binary, the tests
+//! of its line laid in a scratch Node-like tree (with the `test/common`
+//! stand-in), the binding built against the binary's own headers, every
+//! test run on the binary; then wrong variants of the tests (a lazy
+//! mutant's observations rendered as the expectations, or an expected
+//! value altered) must each make their test fail.
+
+use super::{layout, render, Export, Test};
+use crate::conform::{harness, ConformError, Harness, NodeSelection};
+use crate::process::{self, Limits};
+use lazy::mutant::Mutant;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// How long one test may run.
+pub const TEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How one test ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestRun {
+    /// Its path in the tree.
+    pub path: String,
+    /// It exited 0.
+    pub passed: bool,
+    /// Its exit, and what it wrote on stderr (cut), when it failed.
+    pub failure: Option<String>,
+}
+
+/// A wrong variant of a test, and whether its test failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantRun {
+    /// The test it is a variant of.
+    pub test: String,
+    /// What is wrong: `mutant NAME` or `altered: LINE`.
+    pub wrong: String,
+    /// The test failed on the binary (the variant is caught).
+    pub killed: bool,
+}
+
+/// The proof on one binary.
+#[derive(Clone, Debug)]
+pub struct Proof {
+    /// `node --version` of the binary.
+    pub node_version: String,
+    /// The binary.
+    pub node: PathBuf,
+    /// The headers the binding was built against.
+    pub headers: PathBuf,
+    /// The tests exported for its line.
+    pub export: Export,
+    /// Each test's run.
+    pub runs: Vec<TestRun>,
+    /// Each wrong variant's run.
+    pub variants: Vec<VariantRun>,
+    /// Seconds to build the binding.
+    pub build_seconds: f64,
+    /// Seconds to run the tests.
+    pub run_seconds: f64,
+    /// Seconds to run the variants.
+    pub variant_seconds: f64,
+}
+
+impl Proof {
+    /// Tests that passed.
+    pub fn passed(&self) -> usize {
+        self.runs.iter().filter(|r| r.passed).count()
+    }
+
+    /// Variants no test caught.
+    pub fn survivors(&self) -> Vec<&VariantRun> {
+        self.variants.iter().filter(|v| !v.killed).collect()
+    }
+
+    /// Every test passed and every variant was caught.
+    pub fn holds(&self) -> bool {
+        self.passed() == self.runs.len() && self.survivors().is_empty()
+    }
+}
+
+impl fmt::Display for Proof {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "node {} ({}), binding built against {}",
+            self.node_version,
+            self.node.display(),
+            self.headers.display()
+        )?;
+        let per_origin: Vec<String> = super::Origin::ALL
+            .iter()
+            .map(|o| {
+                let n = self.export.tests.iter().filter(|t| t.origin == *o).count();
+                let r = self.export.refused.iter().filter(|t| t.origin == *o).count();
+                format!("{} {n} (not exported {r})", o.name())
+            })
+            .collect();
+        writeln!(f, "  exported: {}", per_origin.join(", "))?;
+        writeln!(
+            f,
+            "  tests: {} run, {} passed, {} failed (build {:.1} s, run {:.1} s)",
+            self.runs.len(),
+            self.passed(),
+            self.runs.len() - self.passed(),
+            self.build_seconds,
+            self.run_seconds
+        )?;
+        for r in self.runs.iter().filter(|r| !r.passed) {
+            writeln!(f, "  FAILED {}: {}", r.path, r.failure.as_deref().unwrap_or(""))?;
+        }
+        let killed = self.variants.iter().filter(|v| v.killed).count();
+        writeln!(
+            f,
+            "  wrong variants: {} run, {killed} caught ({:.1} s)",
+            self.variants.len(),
+            self.variant_seconds
+        )?;
+        for v in &self.variants {
+            writeln!(
+                f,
+                "    {} {} by {}",
+                if v.killed { "caught " } else { "SURVIVED" },
+                v.wrong,
+                v.test
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// How many variants at most [`prove`] runs per test, and in all.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Tests run (in source order; `usize::MAX` for all).
+    pub tests: usize,
+    /// Wrong variants run in all.
+    pub variants: usize,
+}
+
+/// The proof on the binary `selection` picks, for `export` (its line's
+/// tests), in the scratch tree `dir`.
+pub fn prove(
+    selection: &NodeSelection,
+    export: Export,
+    dir: &Path,
+    budget: Budget,
+) -> Result<Proof, ConformError> {
+    let harness = Harness::with_node(selection, &dir.join("conform"))?;
+    let tree = dir.join("tree");
+    let io = |what: &str, e: std::io::Error| ConformError::Io(format!("{what}: {e}"));
+    if tree.exists() {
+        std::fs::remove_dir_all(&tree).map_err(|e| io("clear the scratch tree", e))?;
+    }
+    let mut export = export;
+    export.tests.truncate(budget.tests);
+    layout::write_scratch(&tree, &export).map_err(|e| io("write the scratch tree", e))?;
+    let started = Instant::now();
+    build_binding(&harness, &tree)?;
+    let build_seconds = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let runs: Vec<TestRun> = parallel(&export.tests, |t| run_test(&harness.node, &tree, &t.path, &t.rendered.source))?;
+    let run_seconds = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let plans = variants(&export, budget.variants);
+    let variants: Vec<VariantRun> = parallel(&plans, |(test, wrong, source)| {
+        let path = variant_path(&test.path);
+        let run = run_test(&harness.node, &tree, &path, source)?;
+        let _ = std::fs::remove_file(tree.join(&path));
+        Ok(VariantRun {
+            test: test.path.clone(),
+            wrong: wrong.clone(),
+            killed: !run.passed,
+        })
+    })?;
+    let variant_seconds = started.elapsed().as_secs_f64();
+    Ok(Proof {
+        node_version: harness.node_version.clone(),
+        node: harness.node.clone(),
+        headers: harness.headers.clone(),
+        export,
+        runs,
+        variants,
+        build_seconds,
+        run_seconds,
+        variant_seconds,
+    })
+}
+
+/// The variant's file, beside its test (so that `./build/` and the
+/// `common` path stay right).
+fn variant_path(path: &str) -> String {
+    match path.strip_suffix(".js") {
+        Some(stem) => format!("{stem}-wrong.js"),
+        None => format!("{path}-wrong.js"),
+    }
+}
+
+/// The wrong variants to run, at most `limit`: for each test, first the
+/// mutants its trace tells apart, each rendered as the expectations (when
+/// that writes another test), then, for a test no mutant's rendering
+/// changes, one expected value altered.
+fn variants(export: &Export, limit: usize) -> Vec<(Test, String, String)> {
+    let mut out: Vec<(Test, String, String)> = Vec::new();
+    let mut seen_mutants = std::collections::BTreeSet::new();
+    // One variant per mutant first (the first test whose rendering it
+    // changes), then altered values, then the other mutant renderings.
+    let mut later = Vec::new();
+    for t in &export.tests {
+        let mut any = false;
+        for name in &t.mutants {
+            let Some(m) = Mutant::from_name(name) else { continue };
+            let Ok(wrong) = render::render(&t.ops, export.version, || lazy::mutant::environment(m), &t.comment) else {
+                continue;
+            };
+            if wrong.source == t.rendered.source {
+                continue;
+            }
+            any = true;
+            let item = (t.clone(), format!("mutant {name}"), wrong.source);
+            if seen_mutants.insert(name.clone()) {
+                out.push(item);
+            } else {
+                later.push(item);
+            }
+        }
+        if !any {
+            if let Some((line, source)) = altered(&t.rendered.source) {
+                later.insert(0, (t.clone(), format!("altered: {line}"), source));
+            }
+        }
+    }
+    out.extend(later);
+    out.truncate(limit);
+    out
+}
+
+/// The test with its first `assert.strictEqual(..., N)` expecting `N + 1`
+/// instead: the altered line and the source.
+pub fn altered(source: &str) -> Option<(String, String)> {
+    let mut lines: Vec<String> = source.lines().map(str::to_string).collect();
+    for l in lines.iter_mut() {
+        let t = l.trim_start();
+        if !t.starts_with("assert.strictEqual(") || !t.ends_with(");") {
+            continue;
+        }
+        let inner = &t[..t.len() - 2];
+        let Some((head, last)) = inner.rsplit_once(", ") else { continue };
+        let Ok(n) = last.parse::<i64>() else { continue };
+        let indent = &l[..l.len() - t.len()];
+        let new = format!("{indent}{head}, {});", n + 1);
+        let shown = new.trim().to_string();
+        *l = new;
+        let mut text = lines.join("\n");
+        text.push('\n');
+        return Some((shown, text));
+    }
+    None
+}
+
+/// Build the addon folder's binding with the compiler, against the
+/// binary's own headers, where `require(`./build/${common.buildType}/binding`)`
+/// finds it.
+fn build_binding(harness: &Harness, tree: &Path) -> Result<(), ConformError> {
+    let addon = tree.join(layout::ADDON_DIR);
+    if !addon.join("binding.cc").is_file() {
+        return Ok(());
+    }
+    let out = addon.join("build/Release");
+    std::fs::create_dir_all(&out).map_err(|e| ConformError::Io(format!("create {}: {e}", out.display())))?;
+    let cxx = harness::compiler()?;
+    let std = harness::cxx_standard(&harness.headers);
+    harness::build_addon(
+        &cxx,
+        &std,
+        &harness.headers,
+        &out,
+        layout::BINDING_CC,
+        &out.join("binding.node"),
+    )
+}
+
+/// Run `f` on each item, two at a time (the machine's two cores).
+fn parallel<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R, ConformError> + Sync,
+) -> Result<Vec<R>, ConformError> {
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4);
+    let chunk = items.len().div_ceil(workers).max(1);
+    let results: Vec<Result<Vec<R>, ConformError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| s.spawn(|| c.iter().map(&f).collect::<Result<Vec<R>, ConformError>>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(ConformError::Io("a worker panicked".to_string()))))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// The `// Flags:` of a test, as Node's test runner reads them.
+pub fn flags(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .find_map(|l| l.strip_prefix("// Flags:"))
+        .map(|f| f.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Write `source` at `path` in `tree` and run it with its flags, as
+/// `tools/test.py` does.
+fn run_test(node: &Path, tree: &Path, path: &str, source: &str) -> Result<TestRun, ConformError> {
+    let file = tree.join(path);
+    crate::files::replace(&file, source.as_bytes())
+        .map_err(|e| ConformError::Io(format!("write {}: {e}", file.display())))?;
+    let mut command = Command::new(node);
+    command.args(flags(source)).arg(&file).current_dir(tree);
+    let result = process::run(&mut command, None, &Limits::new(TEST_TIMEOUT));
+    let (passed, failure) = match result {
+        Ok(out) if out.status.success() => (true, None),
+        Ok(out) => (
+            false,
+            Some(format!(
+                "{}; stderr: {}",
+                out.status,
+                model::vocab::trace::quote_at_most(String::from_utf8_lossy(&out.stderr).trim(), 600)
+            )),
+        ),
+        Err(e) => match e.failure {
+            process::Failure::Interrupted(signal) => {
+                return Err(ConformError::Stopped(format!("interrupted (signal {signal})")))
+            }
+            other => (false, Some(other.to_string())),
+        },
+    };
+    Ok(TestRun {
+        path: path.to_string(),
+        passed,
+        failure,
+    })
+}
