@@ -47,9 +47,12 @@ pub struct ExportArgs {
     /// Run only the first N tests of each line in --prove.
     #[arg(long, value_name = "N")]
     pub tests: Option<usize>,
-    /// Run at most N wrong variants per line in --prove.
-    #[arg(long, value_name = "N", default_value_t = 40)]
-    pub variants: usize,
+    /// Tests tried at most for each mutant in --prove (until one fails).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub per_mutant: usize,
+    /// Tests run with one expected value altered in --prove.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub altered: usize,
     /// Seed of the generated cases searched for each situation.
     #[arg(long, default_value_t = 66511)]
     pub seed: u64,
@@ -151,7 +154,8 @@ fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let mut holds = true;
     let budget = proof::Budget {
         tests: args.tests.unwrap_or(usize::MAX),
-        variants: args.variants,
+        per_mutant: args.per_mutant,
+        altered: args.altered,
     };
     for (version, node) in lines {
         let started = std::time::Instant::now();

@@ -5,7 +5,7 @@
 //! mutant's observations rendered as the expectations, or an expected
 //! value altered) must each make their test fail.
 
-use super::{layout, render, Export, Test};
+use super::{layout, render, Export};
 use crate::conform::{harness, ConformError, Harness, NodeSelection};
 use crate::process::{self, Limits};
 use lazy::mutant::Mutant;
@@ -28,14 +28,16 @@ pub struct TestRun {
     pub failure: Option<String>,
 }
 
-/// A wrong variant of a test, and whether its test failed.
+/// A wrong variant and what it did: a lazy mutant rendered as the
+/// expectations of the tests whose traces tell it apart (tried one test
+/// after another until one fails), or one expected value altered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VariantRun {
-    /// The test it is a variant of.
-    pub test: String,
     /// What is wrong: `mutant NAME` or `altered: LINE`.
     pub wrong: String,
-    /// The test failed on the binary (the variant is caught).
+    /// The tests tried, in order (the last one failed, if it was caught).
+    pub tried: Vec<String>,
+    /// A test failed on the binary: the variant is caught.
     pub killed: bool,
 }
 
@@ -117,25 +119,35 @@ impl fmt::Display for Proof {
             self.variant_seconds
         )?;
         for v in &self.variants {
-            writeln!(
-                f,
-                "    {} {} by {}",
-                if v.killed { "caught " } else { "SURVIVED" },
-                v.wrong,
-                v.test
-            )?;
+            match (v.killed, v.tried.last()) {
+                (true, Some(t)) => writeln!(
+                    f,
+                    "    caught   {} by {} ({} tried)",
+                    v.wrong,
+                    t,
+                    v.tried.len()
+                )?,
+                _ => writeln!(
+                    f,
+                    "    SURVIVED {} in {}",
+                    v.wrong,
+                    v.tried.join(", ")
+                )?,
+            }
         }
         Ok(())
     }
 }
 
-/// How many variants at most [`prove`] runs per test, and in all.
+/// How much of the proof [`prove`] runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     /// Tests run (in source order; `usize::MAX` for all).
     pub tests: usize,
-    /// Wrong variants run in all.
-    pub variants: usize,
+    /// Tests tried at most for each mutant.
+    pub per_mutant: usize,
+    /// Tests with one expected value altered.
+    pub altered: usize,
 }
 
 /// The proof on the binary `selection` picks, for `export` (its line's
@@ -162,16 +174,25 @@ pub fn prove(
     let runs: Vec<TestRun> = parallel(&export.tests, |t| run_test(&harness.node, &tree, &t.path, &t.rendered.source))?;
     let run_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let plans = variants(&export, budget.variants);
-    let variants: Vec<VariantRun> = parallel(&plans, |(test, wrong, source)| {
-        let path = variant_path(&test.path);
-        let run = run_test(&harness.node, &tree, &path, source)?;
-        let _ = std::fs::remove_file(tree.join(&path));
-        Ok(VariantRun {
-            test: test.path.clone(),
+    let plans = variants(&export, budget);
+    let numbered: Vec<(usize, &Plan)> = plans.iter().enumerate().collect();
+    let variants: Vec<VariantRun> = parallel(&numbered, |(n, (wrong, tries))| {
+        let mut run = VariantRun {
             wrong: wrong.clone(),
-            killed: !run.passed,
-        })
+            tried: Vec::new(),
+            killed: false,
+        };
+        for (k, (test, source)) in tries.iter().enumerate() {
+            let path = variant_path(test, *n, k);
+            let result = run_test(&harness.node, &tree, &path, source)?;
+            let _ = std::fs::remove_file(tree.join(&path));
+            run.tried.push(test.clone());
+            if !result.passed {
+                run.killed = true;
+                break;
+            }
+        }
+        Ok(run)
     })?;
     let variant_seconds = started.elapsed().as_secs_f64();
     Ok(Proof {
@@ -189,49 +210,46 @@ pub fn prove(
 
 /// The variant's file, beside its test (so that `./build/` and the
 /// `common` path stay right).
-fn variant_path(path: &str) -> String {
-    match path.strip_suffix(".js") {
-        Some(stem) => format!("{stem}-wrong.js"),
-        None => format!("{path}-wrong.js"),
-    }
+fn variant_path(path: &str, plan: usize, k: usize) -> String {
+    let stem = path.strip_suffix(".js").unwrap_or(path);
+    format!("{stem}-wrong-{plan}-{k}.js")
 }
 
-/// The wrong variants to run, at most `limit`: for each test, first the
-/// mutants its trace tells apart, each rendered as the expectations (when
-/// that writes another test), then, for a test no mutant's rendering
-/// changes, one expected value altered.
-fn variants(export: &Export, limit: usize) -> Vec<(Test, String, String)> {
-    let mut out: Vec<(Test, String, String)> = Vec::new();
-    let mut seen_mutants = std::collections::BTreeSet::new();
-    // One variant per mutant first (the first test whose rendering it
-    // changes), then altered values, then the other mutant renderings.
-    let mut later = Vec::new();
-    for t in &export.tests {
-        let mut any = false;
-        for name in &t.mutants {
-            let Some(m) = Mutant::from_name(name) else { continue };
-            let Ok(wrong) = render::render(&t.ops, export.version, || lazy::mutant::environment(m), &t.comment) else {
-                continue;
-            };
-            if wrong.source == t.rendered.source {
-                continue;
-            }
-            any = true;
-            let item = (t.clone(), format!("mutant {name}"), wrong.source);
-            if seen_mutants.insert(name.clone()) {
-                out.push(item);
-            } else {
-                later.push(item);
-            }
-        }
-        if !any {
-            if let Some((line, source)) = altered(&t.rendered.source) {
-                later.insert(0, (t.clone(), format!("altered: {line}"), source));
-            }
+/// A wrong variant to run: what is wrong, and the tests to try it on
+/// (path, the test's text with the wrong expectations).
+type Plan = (String, Vec<(String, String)>);
+
+/// The wrong variants: each mutant of the catalogue, rendered as the
+/// expectations of up to `budget.per_mutant` tests whose traces tell it
+/// apart from the model (those whose text it changes); then the first
+/// `budget.altered` tests with one expected value altered.
+fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
+    let mut out: Vec<Plan> = Vec::new();
+    for m in Mutant::ALL {
+        let name = m.name();
+        let tries: Vec<(String, String)> = (export.tests.iter())
+            .filter(|t| t.mutants.contains(&name))
+            .filter_map(|t| {
+                let wrong = render::render(
+                    &t.ops,
+                    export.version,
+                    || lazy::mutant::environment(*m),
+                    &t.comment,
+                )
+                .ok()?;
+                (wrong.source != t.rendered.source).then(|| (t.path.clone(), wrong.source))
+            })
+            .take(budget.per_mutant)
+            .collect();
+        if !tries.is_empty() {
+            out.push((format!("mutant {name}"), tries));
         }
     }
-    out.extend(later);
-    out.truncate(limit);
+    for t in export.tests.iter().take(budget.altered) {
+        if let Some((line, source)) = altered(&t.rendered.source) {
+            out.push((format!("altered: {line}"), vec![(t.path.clone(), source)]));
+        }
+    }
     out
 }
 

@@ -146,9 +146,6 @@ struct Writer<S: AsyncIdStack> {
     ending: Option<Ending>,
     /// Where the main script threw (its block and item index).
     main_threw_at: Option<usize>,
-    /// The make-callbacks whose `close threw` throws into their JS caller,
-    /// by the index of the op that opens them.
-    throws_into_caller: BTreeSet<usize>,
 }
 
 fn refuse<T>(index: usize, reason: impl Into<String>) -> Result<T, NotWritten> {
@@ -483,6 +480,10 @@ impl<S: AsyncIdStack> Writer<S> {
                         format!("'{}'", r(id.0))
                     }
                     ResourceView::Undefined => "undefined".to_string(),
+                    // v20's nextTick makes a plain object.
+                    ResourceView::TickObject(_) if self.a.version == NodeVersion::V20 => {
+                        "'Object'".to_string()
+                    }
                     ResourceView::TickObject(_) => "'TickObject'".to_string(),
                     ResourceView::Immediate(_) => "'Immediate'".to_string(),
                     ResourceView::Microtask(_) => "'AsyncResource'".to_string(),
@@ -587,29 +588,29 @@ impl<S: AsyncIdStack> Writer<S> {
                     arg(self, context.async_id),
                     arg(self, context.trigger_async_id)
                 );
-                let threw = self.threw_make_callback(i);
-                if threw {
-                    let body = self.new_block();
-                    let block = self.current();
-                    self.blocks[block].items.push(Item::Call {
-                        parts: vec![(format!("assert.throws(() => {head}"), body)],
-                        tail: "})), /scope's callback threw/);".to_string(),
-                    });
-                    let at = self.blocks[block].items.len() - 1;
-                    self.frames.push(CodeFrame {
-                        block: body,
-                        call: Some((block, at)),
-                        dead: false,
-                    });
-                } else {
-                    self.open(head, "}));");
-                }
+                self.open(head, "}));");
             }
             Op::CloseScope { threw } => {
-                if *threw {
-                    let make_callback = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::MakeCallback && !s.threw);
-                    if make_callback {
-                        self.push("throw new Error('scope\\'s callback threw');");
+                let make_callback = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::MakeCallback && !s.threw);
+                if make_callback && *threw {
+                    // The addon's TryCatch takes it; the scope is marked failed.
+                    self.push("throw new Error('the callback throws');");
+                } else if make_callback {
+                    // What the callback returns comes back from
+                    // node::MakeCallback only if it ran to its end: an
+                    // assertion that throws in it cannot go unnoticed.
+                    self.push("return 'returned';");
+                    if let Some(CodeFrame {
+                        call: Some((block, at)),
+                        ..
+                    }) = self.frames.last().cloned()
+                    {
+                        if let Item::Call { parts, tail } = &mut self.blocks[block].items[at] {
+                            if let Some((head, _)) = parts.first_mut() {
+                                *head = format!("assert.strictEqual({head}");
+                            }
+                            *tail = "})), 'returned');".to_string();
+                        }
                     }
                 }
             }
@@ -774,12 +775,6 @@ impl<S: AsyncIdStack> Writer<S> {
             | Op::ExitDefaultTriggerScope | Op::EndAlsRun => {}
         }
         Ok(())
-    }
-
-    /// The make-callback about to open at op `i` ends with `close threw`
-    /// (its callback throws into its JS caller).
-    fn threw_make_callback(&self, i: usize) -> bool {
-        self.throws_into_caller.contains(&i)
     }
 
     /// Write what op `i` answered (its direct result), and route what
@@ -979,7 +974,6 @@ pub fn render<S: AsyncIdStack>(
         no_force: false,
         ending: None,
         main_threw_at: None,
-        throws_into_caller: throws_into_caller(ops, &make, version),
     };
     for (i, op) in ops.iter().enumerate() {
         if w.ending.is_some() {
@@ -1348,36 +1342,6 @@ fn regex_escape(text: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// The make-callbacks of `ops` whose `close threw` throws into their JS
-/// caller (no uncaught exception reported first), by the index of the op
-/// that opens them.
-fn throws_into_caller<S: AsyncIdStack>(
-    ops: &[Op],
-    make: &impl Fn() -> Environment<S>,
-    version: NodeVersion,
-) -> BTreeSet<usize> {
-    let mut env = make();
-    env.version = version;
-    let mut opened = HashMap::new();
-    let mut found = BTreeSet::new();
-    for (i, op) in ops.iter().enumerate() {
-        if let (Op::CloseScope { threw: true }, Some(Frame::Native(s))) = (op, env.frames.last()) {
-            if s.kind == ScopeKind::MakeCallback && !s.threw {
-                found.extend(opened.get(&s.serial).copied());
-            }
-        }
-        if crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut env, op)).is_err()
-            || env.exited
-        {
-            break;
-        }
-        if let (Op::OpenScope { .. }, Some(Frame::Native(s))) = (op, env.frames.last()) {
-            opened.insert(s.serial, i);
-        }
-    }
-    found
 }
 
 /// The op ends the innermost frame: a close or an `end-*` (a tick's and a

@@ -42,12 +42,14 @@ void CallbackScope(const FunctionCallbackInfo<Value>& args) {
   }
 }
 
-// makeCallback(resource, asyncId, triggerAsyncId, fn): node::MakeCallback.
-// An exception thrown by fn goes on to the caller.
+// makeCallback(resource, asyncId, triggerAsyncId, fn): node::MakeCallback,
+// under a TryCatch of the addon's: an exception thrown by fn ends there, as
+// for an addon that catches what its callback throws.
 void MakeCallback(const FunctionCallbackInfo<Value>& args) {
   Isolate* isolate = args.GetIsolate();
   node::async_context context = ContextOf(args);
   assert(args[3]->IsFunction());
+  v8::TryCatch try_catch(isolate);
   MaybeLocal<Value> ret = node::MakeCallback(
       isolate, args[0].As<Object>(), args[3].As<Function>(), 0, nullptr,
       context);
