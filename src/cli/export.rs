@@ -104,14 +104,25 @@ pub fn export_line(
 
 /// What was exported, per origin, and what was not, with the reasons.
 pub fn summary(export: &Export, missing: &[&str], out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "node {} line: {} tests", export.version, export.tests.len())?;
+    writeln!(
+        out,
+        "node {} line: {} tests",
+        export.version,
+        export.tests.len()
+    )?;
     for o in export::Origin::ALL {
         let n = export.tests.iter().filter(|t| t.origin == o).count();
         let r = export.refused.iter().filter(|t| t.origin == o).count();
         writeln!(out, "  {:<10} {n:>3} exported, {r:>3} not", o.name())?;
     }
     for r in &export.refused {
-        writeln!(out, "  not exported: {} {}: {}", r.origin.name(), r.name, r.reason)?;
+        writeln!(
+            out,
+            "  not exported: {} {}: {}",
+            r.origin.name(),
+            r.name,
+            r.reason
+        )?;
     }
     for s in missing {
         writeln!(out, "  no generated case reached situation {s}")?;
@@ -144,8 +155,9 @@ fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
     }
     let node26 = match &args.node26 {
         Some(p) => p.clone(),
-        None => crate::node26::find_or_install()
-            .map_err(|e| CliError::Environment(format!("{e:?}")))?,
+        None => {
+            crate::node26::find_or_install().map_err(|e| CliError::Environment(format!("{e:?}")))?
+        }
     };
     let lines = [
         (NodeVersion::V20, args.node.clone()),

@@ -418,7 +418,8 @@ pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Expor
         };
         let file = format!("test-{}-{}.js", s.origin.name(), s.name);
         if !names.insert(file.clone()) {
-            out.refused.push(refuse(format!("a second case named {file}")));
+            out.refused
+                .push(refuse(format!("a second case named {file}")));
             continue;
         }
         let path = layout::path_of(&file, rendered.binding);
@@ -458,7 +459,10 @@ fn comment(
         [one] => format!("; decision {one}"),
         many => format!(
             "; decisions {}",
-            many.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     format!(

@@ -94,7 +94,12 @@ impl fmt::Display for Proof {
             .iter()
             .map(|o| {
                 let n = self.export.tests.iter().filter(|t| t.origin == *o).count();
-                let r = self.export.refused.iter().filter(|t| t.origin == *o).count();
+                let r = self
+                    .export
+                    .refused
+                    .iter()
+                    .filter(|t| t.origin == *o)
+                    .count();
                 format!("{} {n} (not exported {r})", o.name())
             })
             .collect();
@@ -109,7 +114,12 @@ impl fmt::Display for Proof {
             self.run_seconds
         )?;
         for r in self.runs.iter().filter(|r| !r.passed) {
-            writeln!(f, "  FAILED {}: {}", r.path, r.failure.as_deref().unwrap_or(""))?;
+            writeln!(
+                f,
+                "  FAILED {}: {}",
+                r.path,
+                r.failure.as_deref().unwrap_or("")
+            )?;
         }
         let killed = self.variants.iter().filter(|v| v.killed).count();
         writeln!(
@@ -127,12 +137,7 @@ impl fmt::Display for Proof {
                     t,
                     v.tried.len()
                 )?,
-                _ => writeln!(
-                    f,
-                    "    SURVIVED {} in {}",
-                    v.wrong,
-                    v.tried.join(", ")
-                )?,
+                _ => writeln!(f, "    SURVIVED {} in {}", v.wrong, v.tried.join(", "))?,
             }
         }
         Ok(())
@@ -171,7 +176,9 @@ pub fn prove(
     build_binding(&harness, &tree)?;
     let build_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let runs: Vec<TestRun> = parallel(&export.tests, |t| run_test(&harness.node, &tree, &t.path, &t.rendered.source))?;
+    let runs: Vec<TestRun> = parallel(&export.tests, |t| {
+        run_test(&harness.node, &tree, &t.path, &t.rendered.source)
+    })?;
     let run_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let plans = variants(&export, budget);
@@ -263,7 +270,9 @@ pub fn altered(source: &str) -> Option<(String, String)> {
             continue;
         }
         let inner = &t[..t.len() - 2];
-        let Some((head, last)) = inner.rsplit_once(", ") else { continue };
+        let Some((head, last)) = inner.rsplit_once(", ") else {
+            continue;
+        };
         let Ok(n) = last.parse::<i64>() else { continue };
         let indent = &l[..l.len() - t.len()];
         let new = format!("{indent}{head}, {});", n + 1);
@@ -285,7 +294,8 @@ fn build_binding(harness: &Harness, tree: &Path) -> Result<(), ConformError> {
         return Ok(());
     }
     let out = addon.join("build/Release");
-    std::fs::create_dir_all(&out).map_err(|e| ConformError::Io(format!("create {}: {e}", out.display())))?;
+    std::fs::create_dir_all(&out)
+        .map_err(|e| ConformError::Io(format!("create {}: {e}", out.display())))?;
     let cxx = harness::compiler()?;
     let std = harness::cxx_standard(&harness.headers);
     harness::build_addon(
@@ -314,7 +324,10 @@ fn parallel<T: Sync, R: Send>(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(ConformError::Io("a worker panicked".to_string()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(ConformError::Io("a worker panicked".to_string())))
+            })
             .collect()
     });
     let mut out = Vec::with_capacity(items.len());
@@ -349,12 +362,17 @@ fn run_test(node: &Path, tree: &Path, path: &str, source: &str) -> Result<TestRu
             Some(format!(
                 "{}; stderr: {}",
                 out.status,
-                model::vocab::trace::quote_at_most(String::from_utf8_lossy(&out.stderr).trim(), 600)
+                model::vocab::trace::quote_at_most(
+                    String::from_utf8_lossy(&out.stderr).trim(),
+                    600
+                )
             )),
         ),
         Err(e) => match e.failure {
             process::Failure::Interrupted(signal) => {
-                return Err(ConformError::Stopped(format!("interrupted (signal {signal})")))
+                return Err(ConformError::Stopped(format!(
+                    "interrupted (signal {signal})"
+                )))
             }
             other => (false, Some(other.to_string())),
         },
@@ -364,4 +382,21 @@ fn run_test(node: &Path, tree: &Path, path: &str, source: &str) -> Result<TestRu
         passed,
         failure,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_altered_value_is_the_first_number_a_strict_equal_expects() {
+        let source = "'use strict';\nassert.strictEqual(a(), r1);\n  assert.strictEqual(executionAsyncId(), 5);\nassert.strictEqual(b(), 6);\n";
+        let (line, text) = altered(source).expect("a number to alter");
+        assert_eq!(line, "assert.strictEqual(executionAsyncId(), 6);");
+        assert_eq!(text, "'use strict';\nassert.strictEqual(a(), r1);\n  assert.strictEqual(executionAsyncId(), 6);\nassert.strictEqual(b(), 6);\n");
+        assert_eq!(
+            flags("// Flags: --expose-internals --no-force-async-hooks-checks\n'use strict';\n"),
+            ["--expose-internals", "--no-force-async-hooks-checks"]
+        );
+    }
 }

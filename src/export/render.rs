@@ -414,9 +414,19 @@ impl<S: AsyncIdStack> Writer<S> {
         match view {
             ResourceView::Main | ResourceView::TopLevel => {
                 let (name, bound, other, other_bound) = if *view == ResourceView::Main {
-                    ("mainResource", self.main_bound, "topLevelResource", self.top_bound)
+                    (
+                        "mainResource",
+                        self.main_bound,
+                        "topLevelResource",
+                        self.top_bound,
+                    )
                 } else {
-                    ("topLevelResource", self.top_bound, "mainResource", self.main_bound)
+                    (
+                        "topLevelResource",
+                        self.top_bound,
+                        "mainResource",
+                        self.main_bound,
+                    )
                 };
                 if bound {
                     self.push(format!(
@@ -542,7 +552,10 @@ impl<S: AsyncIdStack> Writer<S> {
                 ..
             }) = self.frames.last().cloned()
             else {
-                return refuse(i, "JS after an exception in a frame the test cannot go on in");
+                return refuse(
+                    i,
+                    "JS after an exception in a frame the test cannot go on in",
+                );
             };
             let body = self.new_block();
             if let Item::Call { parts, .. } = &mut self.blocks[block].items[at] {
@@ -565,7 +578,9 @@ impl<S: AsyncIdStack> Writer<S> {
         match op {
             Op::NoForceAsyncHooksChecks => self.no_force = true,
             Op::NodeVersion(_) => {}
-            Op::EntryModule => return refuse(i, "entry-module: an ES module entry is not exported yet"),
+            Op::EntryModule => {
+                return refuse(i, "entry-module: an ES module entry is not exported yet")
+            }
             Op::OpenScope {
                 kind,
                 context,
@@ -614,8 +629,18 @@ impl<S: AsyncIdStack> Writer<S> {
                     }
                 }
             }
-            Op::CloseOuter { .. } => return refuse(i, "close-outer (napi_close_callback_scope out of order) is not exported yet"),
-            Op::TimersScope => return refuse(i, "timers-scope (Environment::RunTimers' scope) is not exported yet"),
+            Op::CloseOuter { .. } => {
+                return refuse(
+                    i,
+                    "close-outer (napi_close_callback_scope out of order) is not exported yet",
+                )
+            }
+            Op::TimersScope => {
+                return refuse(
+                    i,
+                    "timers-scope (Environment::RunTimers' scope) is not exported yet",
+                )
+            }
             Op::ResetGlobal(_) => return refuse(i, "reset-global is not exported yet"),
             Op::Stop => return refuse(i, "stop comes from another thread"),
             Op::CreateHook { hook, callbacks } => {
@@ -723,17 +748,29 @@ impl<S: AsyncIdStack> Writer<S> {
             }
             Op::AlsExit(als) => {
                 self.storages.insert(als.0);
-                self.open(format!("als{}.exit(common.mustCall(() => {{", als.0), "}));");
+                self.open(
+                    format!("als{}.exit(common.mustCall(() => {{", als.0),
+                    "}));",
+                );
             }
             Op::AlsEnterWith { als, store } => {
                 self.storages.insert(als.0);
                 self.push(format!("als{}.enterWith({store});", als.0));
             }
-            Op::AlsGetStore(_) | Op::ExecutionAsyncId | Op::TriggerAsyncId
-            | Op::ExecutionAsyncResource | Op::DefaultTriggerAsyncId | Op::NewAsyncId => {
+            Op::AlsGetStore(_)
+            | Op::ExecutionAsyncId
+            | Op::TriggerAsyncId
+            | Op::ExecutionAsyncResource
+            | Op::DefaultTriggerAsyncId
+            | Op::NewAsyncId => {
                 // Written with what the model answers (see `answer`).
             }
-            Op::AsyncResource(_) => return refuse(i, "async-resource (an AsyncResource capturing a frame) is not exported yet"),
+            Op::AsyncResource(_) => {
+                return refuse(
+                    i,
+                    "async-resource (an AsyncResource capturing a frame) is not exported yet",
+                )
+            }
             Op::NextTick { .. } | Op::NextTickBody => {
                 let id = self.a.async_hooks.async_id_fields.k_async_id_counter + 1;
                 let block = self.schedule("process.nextTick(common.mustCall(() => {");
@@ -750,7 +787,12 @@ impl<S: AsyncIdStack> Writer<S> {
                 let block = self.schedule("Promise.resolve().then(common.mustCall(() => {");
                 self.microtasks.push(block);
             }
-            Op::PromiseReject => return refuse(i, "promise-reject (an unhandled rejection) is not exported yet"),
+            Op::PromiseReject => {
+                return refuse(
+                    i,
+                    "promise-reject (an unhandled rejection) is not exported yet",
+                )
+            }
             Op::UncaughtException { handled } => {
                 if let Some(Frame::Native(s)) = self.a.frames.last() {
                     if s.kind == ScopeKind::MakeCallback && !s.main_script {
@@ -771,24 +813,38 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.from_internal.insert("clearAsyncIdStack");
                 self.push("clearAsyncIdStack();");
             }
-            Op::EndTick | Op::EndMicrotask | Op::ExitRunInAsyncScope
-            | Op::ExitDefaultTriggerScope | Op::EndAlsRun => {}
+            Op::EndTick
+            | Op::EndMicrotask
+            | Op::ExitRunInAsyncScope
+            | Op::ExitDefaultTriggerScope
+            | Op::EndAlsRun => {}
         }
         Ok(())
     }
 
     /// Write what op `i` answered (its direct result), and route what
     /// the hooks and callbacks saw.
-    fn answer(&mut self, i: usize, op: &Op, observations: &[Observation]) -> Result<(), NotWritten> {
+    fn answer(
+        &mut self,
+        i: usize,
+        op: &Op,
+        observations: &[Observation],
+    ) -> Result<(), NotWritten> {
         for o in observations {
             match o {
                 Observation::ExecutionAsyncId(id) => {
                     self.from_async_hooks.insert("executionAsyncId");
-                    self.push(format!("assert.strictEqual(executionAsyncId(), {});", id_js(*id)));
+                    self.push(format!(
+                        "assert.strictEqual(executionAsyncId(), {});",
+                        id_js(*id)
+                    ));
                 }
                 Observation::TriggerAsyncId(id) => {
                     self.from_async_hooks.insert("triggerAsyncId");
-                    self.push(format!("assert.strictEqual(triggerAsyncId(), {});", id_js(*id)));
+                    self.push(format!(
+                        "assert.strictEqual(triggerAsyncId(), {});",
+                        id_js(*id)
+                    ));
                 }
                 Observation::ExecutionAsyncResource(view) => self.check_resource(i, view)?,
                 Observation::DefaultTriggerAsyncId(id) => {
@@ -823,15 +879,24 @@ impl<S: AsyncIdStack> Writer<S> {
                         *async_id
                     };
                     let Some(&block) = self.ticks.get(&model_id) else {
-                        return refuse(i, format!("tick {model_id} runs, and the test did not schedule it"));
+                        return refuse(
+                            i,
+                            format!("tick {model_id} runs, and the test did not schedule it"),
+                        );
                     };
                     self.ran.insert(block);
                     self.in_block(block, |w| {
                         w.flush();
                         w.from_async_hooks.insert("executionAsyncId");
                         w.from_async_hooks.insert("triggerAsyncId");
-                        w.push(format!("assert.strictEqual(executionAsyncId(), {});", id_js(*execution_async_id)));
-                        w.push(format!("assert.strictEqual(triggerAsyncId(), {});", id_js(*trigger_async_id)));
+                        w.push(format!(
+                            "assert.strictEqual(executionAsyncId(), {});",
+                            id_js(*execution_async_id)
+                        ));
+                        w.push(format!(
+                            "assert.strictEqual(triggerAsyncId(), {});",
+                            id_js(*trigger_async_id)
+                        ));
                         if let Some(view) = resource {
                             w.check_resource(i, view)?;
                         }
@@ -841,7 +906,9 @@ impl<S: AsyncIdStack> Writer<S> {
                     let listed: BTreeSet<u32> = observations
                         .iter()
                         .filter_map(|o| match o {
-                            Observation::TickStore { async_id: a, als, .. } if a == async_id => Some(als.0),
+                            Observation::TickStore {
+                                async_id: a, als, ..
+                            } if a == async_id => Some(als.0),
                             _ => None,
                         })
                         .collect();
@@ -868,7 +935,10 @@ impl<S: AsyncIdStack> Writer<S> {
                     };
                     self.storages.insert(als.0);
                     self.in_block(block, |w| {
-                        w.push(format!("assert.strictEqual(als{}.getStore(), {value});", als.0));
+                        w.push(format!(
+                            "assert.strictEqual(als{}.getStore(), {value});",
+                            als.0
+                        ));
                         Ok(())
                     })?;
                 }
@@ -886,8 +956,14 @@ impl<S: AsyncIdStack> Writer<S> {
                         w.flush();
                         w.from_async_hooks.insert("executionAsyncId");
                         w.from_async_hooks.insert("triggerAsyncId");
-                        w.push(format!("assert.strictEqual(executionAsyncId(), {});", id_js(*execution_async_id)));
-                        w.push(format!("assert.strictEqual(triggerAsyncId(), {});", id_js(*trigger_async_id)));
+                        w.push(format!(
+                            "assert.strictEqual(executionAsyncId(), {});",
+                            id_js(*execution_async_id)
+                        ));
+                        w.push(format!(
+                            "assert.strictEqual(triggerAsyncId(), {});",
+                            id_js(*trigger_async_id)
+                        ));
                         Ok(())
                     })?;
                 }
@@ -905,7 +981,10 @@ impl<S: AsyncIdStack> Writer<S> {
                     self.ending = Some(Ending::Uncaught)
                 }
                 Observation::Exit(code) => {
-                    return refuse(i, format!("the process exits with {code}, and the test does not know why"))
+                    return refuse(
+                        i,
+                        format!("the process exits with {code}, and the test does not know why"),
+                    )
                 }
             }
         }
@@ -981,7 +1060,10 @@ pub fn render<S: AsyncIdStack>(
         }
         let depth = w.a.frames.len();
         if depth > 24 {
-            return refuse(i, format!("{depth} nested frames: too deep for a test to read"));
+            return refuse(
+                i,
+                format!("{depth} nested frames: too deep for a test to read"),
+            );
         }
         // What happened since the last statement is checked before this
         // one (a closing op has no statement: the callback returns).
@@ -1004,14 +1086,21 @@ pub fn render<S: AsyncIdStack>(
         });
         let counter_a = w.a.async_hooks.async_id_fields.k_async_id_counter;
         let counter_b = w.b.async_hooks.async_id_fields.k_async_id_counter;
-        let obs_a = match crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut w.a, op)) {
-            Ok(o) => o,
-            Err(e) => return refuse(i, format!("the model rejects `{op}`: {e}")),
-        };
-        let obs_b = match crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut w.b, &op_b)) {
-            Ok(o) => o,
-            Err(e) => return refuse(i, format!("the model rejects `{op_b}` with its ids moved: {e}")),
-        };
+        let obs_a =
+            match crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut w.a, op)) {
+                Ok(o) => o,
+                Err(e) => return refuse(i, format!("the model rejects `{op}`: {e}")),
+            };
+        let obs_b =
+            match crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut w.b, &op_b)) {
+                Ok(o) => o,
+                Err(e) => {
+                    return refuse(
+                        i,
+                        format!("the model rejects `{op_b}` with its ids moved: {e}"),
+                    )
+                }
+            };
         if obs_a.len() != obs_b.len() {
             return refuse(i, "the model answers differently with its id counter moved");
         }
@@ -1049,7 +1138,10 @@ pub fn render<S: AsyncIdStack>(
         if w.a.async_hooks.async_id_fields.k_async_id_counter - counter_a
             != w.b.async_hooks.async_id_fields.k_async_id_counter - counter_b
         {
-            return refuse(i, "the model takes ids differently with its id counter moved");
+            return refuse(
+                i,
+                "the model takes ids differently with its id counter moved",
+            );
         }
         if written.iter().any(Observation::is_terminal) {
             let beat = Item::Line("process._rawDebug('heartbeat: still alive');".to_string());
@@ -1098,16 +1190,18 @@ impl<S: AsyncIdStack> Writer<S> {
         self.frames.truncate(keep_code);
         for f in &self.a.frames[kept.min(after)..] {
             let block = match f {
-                Frame::Tick { tick, .. } => *self
-                    .ticks
-                    .get(&tick.async_id)
-                    .ok_or_else(|| NotWritten {
+                Frame::Tick { tick, .. } => {
+                    *self.ticks.get(&tick.async_id).ok_or_else(|| NotWritten {
                         index: i,
                         reason: "a tick's callback runs that the test did not schedule".to_string(),
-                    })?,
+                    })?
+                }
                 Frame::Microtask { .. } => {
                     let Some(&b) = self.microtasks.get(self.microtasks_run.wrapping_sub(1)) else {
-                        return refuse(i, "a microtask's callback runs that the test did not queue");
+                        return refuse(
+                            i,
+                            "a microtask's callback runs that the test did not queue",
+                        );
                     };
                     b
                 }
@@ -1132,10 +1226,8 @@ impl<S: AsyncIdStack> Writer<S> {
         self.write_block(0, depth, &mut body);
         let first_id = body.contains("firstId");
         let mut flags = Vec::new();
-        let internal = !self.from_internal.is_empty()
-            || first_id
-            || self.uses_symbol
-            || self.uses_rias;
+        let internal =
+            !self.from_internal.is_empty() || first_id || self.uses_symbol || self.uses_rias;
         if internal {
             flags.push("--expose-internals");
         }
@@ -1145,17 +1237,29 @@ impl<S: AsyncIdStack> Writer<S> {
         let mut decls = String::new();
         let d = |text: &str, out: &mut String| line(depth, text, out);
         if first_id {
-            d("// Ids Node hands out from here on: firstId, firstId + 1, ...", &mut decls);
+            d(
+                "// Ids Node hands out from here on: firstId, firstId + 1, ...",
+                &mut decls,
+            );
             d("const firstId = newAsyncId() + 1;", &mut decls);
         }
         for n in &self.resources {
-            d(&format!("const {} = {{ name: '{}' }};", r(*n), r(*n)), &mut decls);
+            d(
+                &format!("const {} = {{ name: '{}' }};", r(*n), r(*n)),
+                &mut decls,
+            );
         }
         for s in &self.storages {
-            d(&format!("const als{s} = new AsyncLocalStorage();"), &mut decls);
+            d(
+                &format!("const als{s} = new AsyncLocalStorage();"),
+                &mut decls,
+            );
         }
         if self.main_bound || self.top_bound {
-            d("// The main script's resource and topLevelResource: named when first seen.", &mut decls);
+            d(
+                "// The main script's resource and topLevelResource: named when first seen.",
+                &mut decls,
+            );
             let mut names = Vec::new();
             if self.main_bound {
                 names.push("mainResource");
@@ -1171,9 +1275,15 @@ impl<S: AsyncIdStack> Writer<S> {
             d("function record(hook, ...callbacks) {", &mut decls);
             d("  const recorder = {};", &mut decls);
             d("  for (const callback of callbacks) {", &mut decls);
-            d("    recorder[callback] = (id, type, trigger, resource) => {", &mut decls);
+            d(
+                "    recorder[callback] = (id, type, trigger, resource) => {",
+                &mut decls,
+            );
             d("      const args = callback === 'init' ?", &mut decls);
-            d("        [id, type, trigger, resource?.name ?? resource?.constructor.name] : [id];", &mut decls);
+            d(
+                "        [id, type, trigger, resource?.name ?? resource?.constructor.name] : [id];",
+                &mut decls,
+            );
             d("      calls.push([hook, callback, ...args, executionAsyncId(), triggerAsyncId()]);", &mut decls);
             d("    };", &mut decls);
             d("  }", &mut decls);
@@ -1183,17 +1293,32 @@ impl<S: AsyncIdStack> Writer<S> {
                 let names: Vec<String> = callbacks.iter().map(|c| format!("'{c}'")).collect();
                 let sep = if names.is_empty() { "" } else { ", " };
                 d(
-                    &format!("const hook{h} = createHook(record('hook{h}'{sep}{}));", names.join(", ")),
+                    &format!(
+                        "const hook{h} = createHook(record('hook{h}'{sep}{}));",
+                        names.join(", ")
+                    ),
                     &mut decls,
                 );
             }
         }
         if self.uses_rias {
-            d("// AsyncResource.prototype.runInAsyncScope on `resource`, given its two ids.", &mut decls);
-            d("function runInAsyncScope(resource, asyncId, triggerId, fn) {", &mut decls);
+            d(
+                "// AsyncResource.prototype.runInAsyncScope on `resource`, given its two ids.",
+                &mut decls,
+            );
+            d(
+                "function runInAsyncScope(resource, asyncId, triggerId, fn) {",
+                &mut decls,
+            );
             d("  resource[async_id_symbol] = asyncId;", &mut decls);
-            d("  resource[trigger_async_id_symbol] = triggerId;", &mut decls);
-            d("  return AsyncResource.prototype.runInAsyncScope.call(resource, fn);", &mut decls);
+            d(
+                "  resource[trigger_async_id_symbol] = triggerId;",
+                &mut decls,
+            );
+            d(
+                "  return AsyncResource.prototype.runInAsyncScope.call(resource, fn);",
+                &mut decls,
+            );
             d("}", &mut decls);
         }
 
@@ -1204,7 +1329,11 @@ impl<S: AsyncIdStack> Writer<S> {
         out.push_str("'use strict';\n");
         let _ = writeln!(out, "// {comment}");
         out.push('\n');
-        let dir = if self.binding { "../../common" } else { "../common" };
+        let dir = if self.binding {
+            "../../common"
+        } else {
+            "../common"
+        };
         let _ = writeln!(out, "const common = require('{dir}');");
         out.push_str("const assert = require('assert');\n");
         let mut from_public: BTreeSet<&str> = self.from_async_hooks.clone();
@@ -1219,7 +1348,11 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if !from_public.is_empty() {
             let names: Vec<&str> = from_public.iter().copied().collect();
-            let _ = writeln!(out, "const {{ {} }} = require('async_hooks');", names.join(", "));
+            let _ = writeln!(
+                out,
+                "const {{ {} }} = require('async_hooks');",
+                names.join(", ")
+            );
         }
         let mut from_internal: BTreeSet<String> =
             self.from_internal.iter().map(|s| s.to_string()).collect();
@@ -1235,7 +1368,11 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if !from_internal.is_empty() {
             let names: Vec<String> = from_internal.into_iter().collect();
-            let _ = writeln!(out, "const {{ {} }} = require('internal/async_hooks');", names.join(", "));
+            let _ = writeln!(
+                out,
+                "const {{ {} }} = require('internal/async_hooks');",
+                names.join(", ")
+            );
         }
         if crash {
             out.push_str("const { spawnSync } = require('child_process');\n");
@@ -1257,7 +1394,11 @@ impl<S: AsyncIdStack> Writer<S> {
                 .map(|f| format!("'{f}'"))
                 .chain(["__filename".to_string(), "'child'".to_string()])
                 .collect();
-            let _ = writeln!(out, "  const child = spawnSync(process.execPath, [{}]);", args.join(", "));
+            let _ = writeln!(
+                out,
+                "  const child = spawnSync(process.execPath, [{}]);",
+                args.join(", ")
+            );
             let (status, signal, message) = match ending {
                 Ending::Corrupted { actual, expected } => (
                     "1",
@@ -1348,4 +1489,76 @@ fn regex_escape(text: &str) -> String {
 /// microtask's callback returning included).
 fn ends_frame(op: &Op) -> bool {
     op.closes_frame() || matches!(op, Op::EndTick | Op::EndMicrotask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::vocab::trace;
+    use model::Eager;
+
+    fn write(text: &str, version: NodeVersion) -> Result<Rendered, NotWritten> {
+        let ops = trace::parse(text).unwrap_or_else(|e| panic!("{e}")).ops();
+        let ops = crate::export::prepare(&ops, version).unwrap_or_else(|e| panic!("{e}"));
+        render(&ops, version, Eager::new, "what it shows.")
+    }
+
+    #[test]
+    fn a_scope_is_a_callback_and_each_answer_an_assertion() {
+        let t = write("callback-scope 5 1 R1\n  execution-async-id\n  execution-async-resource\nclose\ntrigger-async-id", NodeVersion::V26)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.binding && t.ending.is_none());
+        assert!(
+            t.source.starts_with(
+                "'use strict';\n// what it shows.\n\nconst common = require('../../common');\n"
+            ),
+            "{}",
+            t.source
+        );
+        let body = "binding.callbackScope(r1, 5, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 5);\n  assert.strictEqual(executionAsyncResource(), r1);\n}));\nassert.strictEqual(triggerAsyncId(), 0);\n";
+        assert!(t.source.ends_with(body), "{}", t.source);
+    }
+
+    #[test]
+    fn ids_node_hands_out_are_told_from_the_traces_own() {
+        // The trace writes 2 before Node hands out 2 (the tick's id): the
+        // trace's 2 stays a number, the tick's is firstId.
+        let t = write(
+            "emit-before 2 1\nnext-tick\nemit-after 2\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("emitBefore(2, 1);\nprocess.nextTick(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 2);\n}));\nemitAfter(2);\n"), "{}", t.source);
+        // A handed-out id the trace names afterwards is Node's.
+        let t = write(
+            "new-async-id\nemit-before 2 1\nexecution-async-id\nemit-after 2",
+            NodeVersion::V20,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("assert.strictEqual(newAsyncId(), firstId);\nemitBefore(firstId, 1);\nassert.strictEqual(executionAsyncId(), firstId);\nemitAfter(firstId);"), "{}", t.source);
+    }
+
+    #[test]
+    fn a_crash_is_a_child_process_and_unspecified_reads_are_refused() {
+        let t = write(
+            "create-hook H1 after\nenable-hook H1\nemit-after 8",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            t.ending,
+            Some(Ending::Corrupted {
+                actual: "1".to_string(),
+                expected: "8".to_string()
+            })
+        );
+        assert!(t.source.contains("  process._rawDebug('heartbeat: still alive');\n  emitAfter(8);\n} else {\n  const child = spawnSync(process.execPath, ['--expose-internals', __filename, 'child']);\n  assert.strictEqual(child.status, 1);"), "{}", t.source);
+        let unspecified =
+            "callback-scope 5 1 R1\n  emit-before 5 5 R2\nclose\nexecution-async-resource";
+        let e = write(unspecified, NodeVersion::V20)
+            .err()
+            .map(|e| e.reason)
+            .unwrap_or_default();
+        assert!(e.contains("unspecified"), "{e}");
+    }
 }
