@@ -7,6 +7,7 @@ pub mod conform;
 pub mod coverage;
 pub mod draw;
 pub mod explore;
+pub mod export;
 pub mod files;
 pub mod fuzzing;
 pub mod generate;

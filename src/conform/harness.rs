@@ -292,7 +292,7 @@ fn header_define(text: &str, name: &str) -> Option<String> {
 /// The C++ standard Node builds addons with: the `-std=gnu++NN` of the
 /// headers' `common.gypi` (node-gyp's settings; gnu++17 for v20, gnu++20 for
 /// v26, whose V8 headers refuse anything older), else gnu++17.
-fn cxx_standard(headers: &Path) -> String {
+pub(crate) fn cxx_standard(headers: &Path) -> String {
     let gypi = std::fs::read_to_string(headers.join("common.gypi")).unwrap_or_default();
     gypi.split("'-std=")
         .skip(1)
@@ -381,6 +381,11 @@ fn check_headers(
     Ok(())
 }
 
+/// The C++ compiler: `$SCOPECHECK_CXX`, else `g++` on `PATH`.
+pub(crate) fn compiler() -> Result<PathBuf, ConformError> {
+    tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)
+}
+
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Harness {
@@ -418,7 +423,7 @@ impl Harness {
             }
             None => tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?,
         };
-        let cxx = tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)?;
+        let cxx = compiler()?;
         let (node_version, modules) = node_identity(&node, timeout)?;
         let headers = header_dir(&node, selection.headers.as_deref())?;
         check_headers(&headers, &node, &node_version, &modules)?;
@@ -666,7 +671,9 @@ fn probe_addon(node: &Path, addon: &Path, timeout: Duration) -> Result<Capabilit
     }
 }
 
-fn build_addon(
+/// Compile `code` into the addon `target` with `cxx` against `headers`
+/// (the C++ standard `std`), through a temporary file in `dir`.
+pub(crate) fn build_addon(
     cxx: &Path,
     std: &str,
     headers: &Path,

@@ -238,7 +238,7 @@ struct Prepared {
 }
 
 /// The op that ends `frame` as its function returns.
-fn closing_op(frame: &Frame<EagerStack>) -> Op {
+pub(crate) fn closing_op(frame: &Frame<EagerStack>) -> Op {
     match frame {
         Frame::Native(_) => Op::CloseScope { threw: false },
         Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
