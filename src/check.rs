@@ -10,11 +10,11 @@
 //! Case `i` of a run depends on the seed and `i` alone
 //! ([`crate::generate::case_rng`]), so `--shard I/N` runs the cases `i` with
 //! `i % N == I - 1` and the shards of a run add up to the whole run
-//! ([`Summary::merge`]).
+//! ([`ShardSummary::merge`]).
 
 use crate::coverage::{self, Coverage, Tally};
 use crate::generate::CaseGen;
-use crate::lockstep::{self, Divergence, Pair};
+use crate::lockstep::{self, Counterexample, Divergence, FoundBy, Pair};
 use lazy::mutant::{Mutant, Mutated};
 use lazy::{LazyStack, LazyStore};
 use model::vocab::{trace, NodeVersion, Op, OpError};
@@ -37,7 +37,7 @@ pub struct CheckConfig {
     pub refinement: bool,
     /// Which part of the cases to run.
     pub shard: Shard,
-    /// The version profile both sides run on (`--node-version`; 26 by
+    /// The node version both sides run on (`--node-version`; 26 by
     /// default): on 20 every case starts with the op `node-version 20`.
     pub node_version: NodeVersion,
 }
@@ -150,43 +150,34 @@ impl Default for CheckConfig {
     }
 }
 
-/// A minimal counterexample.
+/// How the random check found a [`Counterexample`]: the run, the case, and
+/// whether shrinking ran to its end.
 #[derive(Clone, Debug)]
-pub struct Counterexample {
-    /// The shrunk trace, up to and including the diverging op.
-    pub ops: Vec<Op>,
-    /// Where and how the two sides differ.
-    pub divergence: Box<Divergence>,
-    /// The seed that found it.
-    pub seed: u64,
+pub struct CaseFound {
+    /// The whole configuration of the run that found it (seed, cases,
+    /// maximum length, refinement, mutant, shard).
+    pub config: CheckConfig,
     /// The index of the case that found it (before shrinking):
     /// [`crate::generate::case_ops`] with the seed and this index gives it.
     pub case: u64,
-    /// The whole configuration of the run that found it (seed, cases,
-    /// maximum length, refinement, mutant, shard).
-    pub found_by: CheckConfig,
     /// Shrinking ran to its end (1-minimal); `false` when an interrupt
     /// stopped it, leaving the shortest failing sequence found so far.
     pub shrunk: bool,
 }
 
-impl Counterexample {
-    /// The trace in the text format, with a header giving the full command
-    /// that finds it again ([`CheckConfig::command`]) and the divergence.
-    pub fn trace_text(&self) -> String {
-        let mut out = format!(
-            "# Counterexample found by `{}` (case {}{}).\n# {}\n",
-            self.found_by.command(),
+impl FoundBy for CaseFound {
+    /// The full command that finds it again ([`CheckConfig::command`]).
+    fn header(&self) -> String {
+        format!(
+            "Counterexample found by `{}` (case {}{}).",
+            self.config.command(),
             self.case,
             if self.shrunk {
                 ""
             } else {
                 "; shrinking was interrupted: not minimal"
             },
-            self.divergence.to_string().trim_end().replace('\n', "\n# ")
-        );
-        out.push_str(&trace::print(&self.ops));
-        out
+        )
     }
 }
 
@@ -204,7 +195,7 @@ pub struct CheckReport {
     /// Situations and op kinds reached, with the cases that reached each.
     pub coverage: Coverage,
     /// The minimal counterexample, if the sides ever differed.
-    pub counterexample: Option<Counterexample>,
+    pub counterexample: Option<Counterexample<CaseFound>>,
     /// Cases run up to and including the first failing one, and the time it
     /// took (before shrinking).
     pub first_failure: Option<(u64, Duration)>,
@@ -213,7 +204,7 @@ pub struct CheckReport {
     /// Drawn ops the eager model rejected (a generator bug if not 0; the
     /// case stops there).
     pub rejected: u64,
-    /// The version profile the run was on.
+    /// The node version the run was on.
     pub node_version: NodeVersion,
     /// The signal (SIGINT, SIGTERM) that stopped the run before its last
     /// case ([`crate::interrupt`]); the counts are of the cases run.
@@ -310,7 +301,7 @@ pub fn run_case<S: LazyStore>(
     let mut pair = Pair::with_store(store.clone());
     ops.clear();
     if config.node_version != NodeVersion::default() {
-        // The profile is the trace's first op, so that a counterexample
+        // The node version is the trace's first op, so that a counterexample
         // replays on it.
         let op = Op::NodeVersion(config.node_version);
         coverage::classify_before(tally, &pair.lazy, &op);
@@ -442,10 +433,11 @@ fn check_on<S: LazyStore>(
         Counterexample {
             ops,
             divergence,
-            seed: config.seed,
-            case,
-            found_by: config.clone(),
-            shrunk,
+            found_by: CaseFound {
+                config: config.clone(),
+                case,
+                shrunk,
+            },
         }
     });
     CheckReport {
@@ -463,10 +455,10 @@ fn check_on<S: LazyStore>(
 }
 
 /// The JSON summary of a run or a shard (`scopecheck check --json`): what
-/// [`Summary::merge`] adds up. Counts are by name, so that a summary reads
+/// [`ShardSummary::merge`] adds up. Counts are by name, so that a summary reads
 /// on its own.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
+pub struct ShardSummary {
     /// The tool that wrote it ([`tool_version`]): summaries of two builds
     /// are not merged, their generators may differ.
     pub tool: String,
@@ -478,7 +470,7 @@ pub struct Summary {
     pub max_len: usize,
     /// Refinement check on.
     pub refinement: bool,
-    /// The version profile.
+    /// The node version.
     pub node_version: NodeVersion,
     /// The deliberate mistake switched on in the lazy side (its kebab-case
     /// name), if any.
@@ -505,7 +497,7 @@ pub struct Summary {
     pub stopped: Vec<String>,
 }
 
-/// The tool version a [`Summary`] carries: the package version and the
+/// The tool version a [`ShardSummary`] carries: the package version and the
 /// commit the binary was built from (`unknown` outside a git checkout).
 pub fn tool_version() -> String {
     format!(
@@ -515,7 +507,7 @@ pub fn tool_version() -> String {
     )
 }
 
-/// Why [`Summary::merge`] refused its input.
+/// Why [`ShardSummary::merge`] refused its input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MergeError {
     /// The 0-based index of the summary at fault, when one is.
@@ -535,13 +527,13 @@ impl std::fmt::Display for MergeError {
 
 impl std::error::Error for MergeError {}
 
-impl Summary {
+impl ShardSummary {
     /// The summary of `report`, a run of `config`.
-    pub fn of(config: &CheckConfig, report: &CheckReport) -> Summary {
+    pub fn of(config: &CheckConfig, report: &CheckReport) -> ShardSummary {
         let names = |m: &std::collections::BTreeMap<&'static str, u64>| {
             m.iter().map(|(k, v)| (k.to_string(), *v)).collect()
         };
-        Summary {
+        ShardSummary {
             tool: tool_version(),
             seed: config.seed,
             run_cases: config.cases,
@@ -638,16 +630,16 @@ impl Summary {
     ///
     /// Refused, naming the summary and the values that differ: another
     /// tool version or configuration ([`tool_version`], seed, cases,
-    /// maximum length, refinement, profile, mutant), a shard twice, counts
+    /// maximum length, refinement, node version, mutant), a shard twice, counts
     /// that cannot be a run's, or a sum past `u64`.
-    pub fn merge(parts: &[Summary]) -> Result<Summary, MergeError> {
+    pub fn merge(parts: &[ShardSummary]) -> Result<ShardSummary, MergeError> {
         let first = parts.first().ok_or(MergeError {
             part: None,
             reason: "nothing to merge".to_string(),
         })?;
         let count = first.shards.first().map_or(0, |s| s.count);
         let identity = first.run_identity();
-        let mut out = Summary {
+        let mut out = ShardSummary {
             shards: Vec::new(),
             cases: 0,
             ops: 0,
@@ -779,7 +771,7 @@ pub fn minimize_until_interrupted(
         return (ops.to_vec(), true);
     };
     let mut best = ops[..=d.index].to_vec();
-    // A leading `node-version` stays: the counterexample is for that profile.
+    // A leading `node-version` stays: the counterexample is for that node version.
     let pinned = usize::from(matches!(best.first(), Some(Op::NodeVersion(_))));
     loop {
         let mut changed = false;

@@ -176,9 +176,9 @@ pub const SITUATIONS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Whether the situation or op kind `name` exists on the version profile
+/// Whether the situation or op kind `name` exists on the node version
 /// `version`: on 20 there are no Global holders and no `AsyncLocalStorage`
-/// ops (`docs/spec.md`, "Version profiles"), so what needs them is never
+/// ops (`docs/spec.md`, "Node versions"), so what needs them is never
 /// reached there.
 pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
     const SITUATIONS_ONLY_ON_26: &[&str] = &[
@@ -422,7 +422,7 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
                 sink.hit(s::TICK_STORE_FROM_LAZY)
             }
             Op::EnterRunInAsyncScope { resource, .. }
-                if (before.async_resource_frames.get(resource)).is_some_and(|f| f.has_stores()) =>
+                if (before.js_objects.resource_frame(resource)).is_some_and(|f| f.has_stores()) =>
             {
                 sink.hit(s::RESOURCE_FRAME_IN_LAZY)
             }

@@ -128,6 +128,7 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::QueueMicrotaskBody => weight(1, Other, 1),
         K::PromiseThenBody => weight(7, Other, 2),
         K::EndMicrotask => weight(8, EndsJs, 8),
+        K::AlsDefault => weight(4, Other, 1),
     }
 }
 
@@ -249,6 +250,10 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
         OpKind::PromiseThenBody => Op::PromiseThenBody,
         OpKind::EndMicrotask => Op::EndMicrotask,
+        OpKind::AlsDefault => Op::AlsDefault {
+            als: storage(c),
+            value: store(c),
+        },
     }
 }
 
@@ -421,7 +426,7 @@ fn open_scope<S: AsyncIdStack>(kind: ScopeKind, env: &Environment<S>, c: &mut im
     let (holder, flags) = match kind {
         ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
         ScopeKind::CallbackScope => {
-            // Global holders exist on the 26 profile only (`Op::needs_node26`).
+            // Global holders exist on node version 26 only (`Op::needs_node26`).
             let holder = if c.ratio(1, 5) && env.version != NodeVersion::V20 {
                 Holder::Global
             } else {

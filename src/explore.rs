@@ -32,12 +32,12 @@
 
 use crate::canonical::{canonicalise_ids, RenameIds};
 use crate::coverage::{Coverage, LazySide};
-use crate::lockstep::Answer;
+use crate::lockstep::{Answer, Counterexample, Divergence, FoundBy};
 use lazy::mutant::Mutated;
 use lazy::{Lazy, LazyStore};
 use model::vocab::{
-    trace, AlsId, AsyncContext, AsyncId, Cost, Holder, HookCallbacks, HookId, NativeResource,
-    Observation, Op, OpError, ResourceId, Runtime, ScopeFlags, ScopeKind,
+    AlsId, AsyncContext, AsyncId, Cost, Holder, HookCallbacks, HookId, NativeResource, Observation,
+    Op, OpError, ResourceId, Runtime, ScopeFlags, ScopeKind,
 };
 use model::Eager;
 use stateright::{Checker, HasDiscoveries, Model, Property};
@@ -419,7 +419,7 @@ pub fn alphabet() -> Vec<Letter> {
 }
 
 /// The letters `--frames` adds to [`alphabet`], after it: the
-/// `AsyncLocalStorage` ops (Node 26 profile) and ticks and microtasks that
+/// `AsyncLocalStorage` ops (node version 26) and ticks and microtasks that
 /// run JS (issue 14):
 ///
 /// ```text
@@ -652,59 +652,17 @@ impl<E: PartialEq, L: PartialEq> PartialEq for State<E, L> {
 
 impl<E: Eq, L: Eq> Eq for State<E, L> {}
 
-/// Where a trace makes the two sides answer differently.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Divergence {
-    /// Index of the diverging op in the whole trace (init ops included).
-    pub index: usize,
-    /// The op.
-    pub op: Op,
-    /// What the reference side answered.
-    pub eager: Answer,
-    /// What the side under test answered.
-    pub lazy: Answer,
-}
-
-fn write_answer(f: &mut fmt::Formatter<'_>, side: &str, answer: &Answer) -> fmt::Result {
-    match answer {
-        Ok(obs) if obs.is_empty() => writeln!(f, "  {side}: (nothing)"),
-        Ok(obs) => {
-            let text: Vec<String> = obs.iter().map(|o| o.to_string()).collect();
-            writeln!(f, "  {side}: {}", text.join("; "))
-        }
-        Err(e) => writeln!(f, "  {side}: {e}"),
-    }
-}
-
-impl fmt::Display for Divergence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "divergence at op {} `{}`:", self.index + 1, self.op)?;
-        write_answer(f, "eager", &self.eager)?;
-        write_answer(f, "lazy ", &self.lazy)
-    }
-}
-
-/// A shortest diverging trace.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Counterexample {
-    /// The whole trace: [`init_ops`], then the explored ops, the last one
-    /// diverging.
-    pub ops: Vec<Op>,
-    /// The explored ops (without the init ops).
+/// How the explorer found a [`Counterexample`]: a shortest diverging trace,
+/// [`init_ops`] then `explored_ops` explored ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Explored {
+    /// The explored ops (without the init ops), the last one diverging.
     pub explored_ops: usize,
-    /// The diverging op and both answers.
-    pub divergence: Divergence,
 }
 
-impl Counterexample {
-    /// The trace in the text format, the divergence as a comment on top.
-    pub fn trace_text(&self) -> String {
-        let mut out = format!(
-            "# Shortest counterexample found by `scopecheck explore`.\n# {}\n",
-            self.divergence.to_string().trim_end().replace('\n', "\n# ")
-        );
-        out.push_str(&trace::print(&self.ops));
-        out
+impl FoundBy for Explored {
+    fn header(&self) -> String {
+        "Shortest counterexample found by `scopecheck explore`.".to_string()
     }
 }
 
@@ -755,7 +713,7 @@ pub struct Explorer<E, L> {
     max_nesting: usize,
     bounds: Bounds,
     canonical: bool,
-    pub(crate) shortest: Arc<Mutex<Option<Counterexample>>>,
+    pub(crate) shortest: Arc<Mutex<Option<Counterexample<Explored>>>>,
     leaves: Arc<AtomicUsize>,
     deepest: Arc<AtomicUsize>,
     pub(crate) examples: Arc<Mutex<Vec<Option<Path>>>>,
@@ -921,7 +879,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         let mut shortest = self.shortest.lock().unwrap_or_else(PoisonError::into_inner);
         if shortest
             .as_ref()
-            .is_some_and(|c| c.explored_ops <= trace.len())
+            .is_some_and(|c| c.found_by.explored_ops <= trace.len())
         {
             return;
         }
@@ -934,12 +892,15 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         let (op, index) = (ops[ops.len() - 1].clone(), ops.len() - 1);
         *shortest = Some(Counterexample {
             ops,
-            explored_ops: trace.len(),
-            divergence: Divergence {
+            divergence: Box::new(Divergence {
                 index,
                 op,
                 eager: answers.0.clone(),
                 lazy: answers.1.clone(),
+                refinement: None,
+            }),
+            found_by: Explored {
+                explored_ops: trace.len(),
             },
         });
     }
@@ -1198,7 +1159,7 @@ pub struct ExploreReport {
     /// Wall time.
     pub elapsed: Duration,
     /// A shortest diverging trace, if the sides ever differed.
-    pub counterexample: Option<Counterexample>,
+    pub counterexample: Option<Counterexample<Explored>>,
     /// Explored ops of the path the checker reported for the `always`
     /// property. It can be longer than `counterexample`: stateright records
     /// every failing state it checks, so the last one wins, not the
@@ -1310,7 +1271,7 @@ impl fmt::Display for ExploreReport {
                 writeln!(
                     f,
                     "COUNTEREXAMPLE ({} explored ops, shortest):\n",
-                    cx.explored_ops
+                    cx.found_by.explored_ops
                 )?;
                 write!(f, "{}", cx.trace_text())?;
                 writeln!(f)?;

@@ -19,9 +19,10 @@
 //! path of at most that many ops.
 
 use crate::explore::{
-    Counterexample, ExploreConfig, Explorable, Explorer, MemoryStop, Path, Reference,
-    SituationReached, State, ESTIMATED_BYTES_PER_STATE, MEMORY_RESERVE, SOMETIMES,
+    Explorable, ExploreConfig, Explored, Explorer, MemoryStop, Path, Reference, SituationReached,
+    State, ESTIMATED_BYTES_PER_STATE, MEMORY_RESERVE, SOMETIMES,
 };
+use crate::lockstep::Counterexample;
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -62,7 +63,7 @@ pub struct FixpointReport {
     /// Wall time.
     pub elapsed: Duration,
     /// A shortest diverging trace, if the sides ever differed.
-    pub counterexample: Option<Counterexample>,
+    pub counterexample: Option<Counterexample<Explored>>,
     /// The `sometimes` situations, in [`SOMETIMES`] order.
     pub situations: Vec<SituationReached>,
     /// Set when the run stopped at its memory limit.
@@ -366,7 +367,7 @@ impl fmt::Display for FixpointReport {
                 writeln!(
                     f,
                     "COUNTEREXAMPLE ({} explored ops, shortest):\n",
-                    cx.explored_ops
+                    cx.found_by.explored_ops
                 )?;
                 write!(f, "{}", cx.trace_text())?;
                 writeln!(f)?;

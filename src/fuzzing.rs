@@ -54,8 +54,8 @@ struct Valid {
 }
 
 impl Valid {
-    /// Nothing kept yet; on a profile other than 26 its `node-version` op
-    /// first, so that the sequence replays on that profile.
+    /// Nothing kept yet; on a node version other than 26 its `node-version` op
+    /// first, so that the sequence replays on that node version.
     fn on(version: NodeVersion) -> Self {
         let mut valid = Valid {
             eager: Eager::new(),
@@ -86,8 +86,8 @@ pub fn decode(bytes: &[u8]) -> Vec<Op> {
     decode_on(bytes, NodeVersion::V26)
 }
 
-/// [`decode`] on a version profile: on 20 the sequence starts with
-/// `node-version 20`, and what that profile refuses (a Global holder, the
+/// [`decode`] on a node version: on 20 the sequence starts with
+/// `node-version 20`, and what that node version refuses (a Global holder, the
 /// ALS ops) is not kept.
 pub fn decode_on(bytes: &[u8], version: NodeVersion) -> Vec<Op> {
     let mut valid = Valid::on(version);
@@ -152,7 +152,7 @@ pub fn check_lockstep(
     check_lockstep_on(bytes, NodeVersion::V26, mutant, refinement)
 }
 
-/// [`check_lockstep`] on a version profile ([`decode_on`]).
+/// [`check_lockstep`] on a node version ([`decode_on`]).
 pub fn check_lockstep_on(
     bytes: &[u8],
     version: NodeVersion,
@@ -245,11 +245,11 @@ pub fn mutant_from_env() -> Result<Mutant, String> {
 }
 
 /// The environment variable the `lockstep` and `lockstep_mutant` targets
-/// read for the version profile (`20` or `26`; unset: 26), as `check`'s
+/// read for the node version (`20` or `26`; unset: 26), as `check`'s
 /// `--node-version`.
 pub const NODE_VERSION_VAR: &str = "SCOPECHECK_NODE_VERSION";
 
-/// The profile named by [`NODE_VERSION_VAR`] (26 when it is unset); `Err`
+/// The node version named by [`NODE_VERSION_VAR`] (26 when it is unset); `Err`
 /// says what is wrong.
 pub fn node_version_from_env() -> Result<NodeVersion, String> {
     match std::env::var(NODE_VERSION_VAR) {

@@ -273,7 +273,7 @@ impl CaseGen {
     /// Moves that lead where the weights alone seldom go: after a
     /// `disable-hook` that left no hook on, a scope (lazy, inside the scopes
     /// opened while hooks were on); now and then `node-version` first (the
-    /// same profile: the program is the same); after a `close-outer`, a
+    /// same node version: the program is the same); after a `close-outer`, a
     /// read of the resource whose entry it may have left dangling; in a
     /// callback that threw, its close.
     fn steer(&mut self, eager: &Eager) -> Option<Op> {
@@ -384,8 +384,8 @@ pub fn case_ops(seed: u64, case: u64, max_len: usize) -> Vec<Op> {
     case_ops_on(NodeVersion::V26, seed, case, max_len)
 }
 
-/// [`case_ops`] on a version profile: on 20 the case starts with
-/// `node-version 20` and draws only what that profile has.
+/// [`case_ops`] on a node version: on 20 the case starts with
+/// `node-version 20` and draws only what that node version has.
 pub fn case_ops_on(version: NodeVersion, seed: u64, case: u64, max_len: usize) -> Vec<Op> {
     let mut gen = CaseGen::new(seed, case, max_len);
     let mut eager = Eager::new();

@@ -5,7 +5,7 @@
 //! the eager model's id stack with its two resource arrays, and the lazy
 //! side's id stack with its chain of lazy scopes merged in at their
 //! `stack_position`, as the refinement relation (`crate::refinement`) puts
-//! them. It also runs `crate::refinement::check` after every op whose
+//! them. It also runs `crate::refinement::verify` after every op whose
 //! answers agree, to mark the first op where the lazy state stops standing
 //! for the eager one. [`render`] turns the recording into one HTML file with
 //! inline CSS and no script; every piece of text from the trace, the file
@@ -462,7 +462,7 @@ fn record_on<S: LazyStore>(mut pair: Pair<S>, trace: &Trace, mutant: Option<Muta
         };
         let same = eager == lazy;
         let refinement = if same && eager.is_ok() && refinement_break.is_none() {
-            crate::refinement::check(&pair.eager, &pair.lazy).err()
+            crate::refinement::verify(&pair.eager, &pair.lazy).err()
         } else {
             None
         };

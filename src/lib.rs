@@ -8,6 +8,7 @@ pub mod conform;
 pub mod coverage;
 pub mod draw;
 pub mod explore;
+pub mod export;
 pub mod files;
 pub mod fixpoint;
 pub mod fuzzing;

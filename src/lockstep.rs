@@ -4,7 +4,7 @@
 
 use lazy::mutant::{Mutant, Mutated};
 use lazy::{LazyStack, LazyStore};
-use model::vocab::{Observation, Op, OpError, Runtime};
+use model::vocab::{trace, Observation, Op, OpError, Runtime};
 use model::{Eager, Environment};
 use serde::Serialize;
 use std::fmt;
@@ -77,10 +77,67 @@ impl fmt::Display for Divergence {
     }
 }
 
+/// A trace that makes the two sides differ: the counterexample of `check`
+/// and of `explore` alike, with how it was found (`F`: a
+/// [`crate::check::CaseFound`] or an [`crate::explore::Explored`]).
+#[derive(Clone, Debug)]
+pub struct Counterexample<F> {
+    /// The trace, up to and including the diverging op.
+    pub ops: Vec<Op>,
+    /// Where and how the two sides differ.
+    pub divergence: Box<Divergence>,
+    /// How it was found.
+    pub found_by: F,
+}
+
+/// How a [`Counterexample`] was found, as its trace's header says it.
+pub trait FoundBy {
+    /// The first comment line of the trace (without `# `): the command that
+    /// finds it again.
+    fn header(&self) -> String;
+}
+
+impl<F: FoundBy> Counterexample<F> {
+    /// The trace in the text format, with a header saying how it was found
+    /// and the divergence as comments on top.
+    pub fn trace_text(&self) -> String {
+        let mut out = format!(
+            "# {}\n# {}\n",
+            self.found_by.header(),
+            self.divergence.to_string().trim_end().replace('\n', "\n# ")
+        );
+        out.push_str(&trace::print(&self.ops));
+        out
+    }
+}
+
+thread_local! {
+    /// This thread is inside [`catch_panic`].
+    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// From now on, a panic that [`catch_panic`] answers is not printed (a
+/// mutant that panics is a kill, not news); every other panic is printed by
+/// the hook that was there before. Installed once per process.
+pub fn quiet_caught_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CATCHING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Run one side's `apply`, answering a panic as `OpError::Internal`: a
 /// panicking implementation is a divergence, not a crash of the harness.
 pub fn catch_panic(apply: impl FnOnce() -> Answer) -> Answer {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(apply)).unwrap_or_else(|panic| {
+    let outer = CATCHING.with(|c| c.replace(true));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(apply));
+    CATCHING.with(|c| c.set(outer));
+    caught.unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<String>()
             .cloned()
@@ -92,7 +149,7 @@ pub fn catch_panic(apply: impl FnOnce() -> Answer) -> Answer {
 
 /// One op run on both sides with equal answers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Step {
+pub struct AgreedOp {
     /// The op.
     pub op: Op,
     /// The answer both sides gave.
@@ -156,7 +213,7 @@ impl<S: LazyStore> Pair<S> {
         match self.step(op) {
             Ok(answer) => {
                 if refinement {
-                    if let Err(why) = crate::refinement::check(&self.eager, &self.lazy) {
+                    if let Err(why) = crate::refinement::verify(&self.eager, &self.lazy) {
                         return Err(Box::new(Divergence {
                             index,
                             op: op.clone(),
@@ -182,7 +239,7 @@ impl<S: LazyStore> Pair<S> {
 /// Run `ops` in lockstep from the start, up to the first divergence or the
 /// end of the trace, checking the refinement relation after every op. Ops
 /// both sides reject are kept (with their error) so the caller can report them.
-pub fn run(ops: &[Op]) -> Result<Vec<Step>, Box<Divergence>> {
+pub fn run(ops: &[Op]) -> Result<Vec<AgreedOp>, Box<Divergence>> {
     run_with(ops, None, true)
 }
 
@@ -191,7 +248,7 @@ pub fn run_with(
     ops: &[Op],
     mutant: Option<Mutant>,
     refinement: bool,
-) -> Result<Vec<Step>, Box<Divergence>> {
+) -> Result<Vec<AgreedOp>, Box<Divergence>> {
     match mutant {
         None => run_on(Pair::new(), ops, refinement),
         Some(m) => run_on(Pair::mutated(m), ops, refinement),
@@ -203,11 +260,11 @@ pub fn run_on<S: LazyStore>(
     mut pair: Pair<S>,
     ops: &[Op],
     refinement: bool,
-) -> Result<Vec<Step>, Box<Divergence>> {
+) -> Result<Vec<AgreedOp>, Box<Divergence>> {
     let mut steps = Vec::with_capacity(ops.len());
     for (index, op) in ops.iter().enumerate() {
         let answer = pair.checked_step(index, op, refinement)?;
-        steps.push(Step {
+        steps.push(AgreedOp {
             op: op.clone(),
             answer,
         });

@@ -3,7 +3,8 @@
 //! could see the difference (observations compared, refinement check off, so
 //! that every counterexample tells a story about a Node program).
 
-use crate::check::{check, CheckConfig, Counterexample};
+use crate::check::{check, CaseFound, CheckConfig};
+use crate::lockstep::Counterexample;
 use lazy::mutant::Mutant;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ pub struct MutantResult {
     /// Cases run up to the first kill, and the time (before shrinking).
     pub killed_after: Option<(u64, Duration)>,
     /// The shrunk counterexample.
-    pub counterexample: Option<Counterexample>,
+    pub counterexample: Option<Counterexample<CaseFound>>,
     /// Cases the refinement check needed to catch it (None: not caught in budget).
     pub refinement_cases: Option<u64>,
     /// The exhaustive explorer's shortest counterexample length, if it ran

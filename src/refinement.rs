@@ -105,11 +105,11 @@ pub struct Abstract {
     pub hooks: (BTreeMap<HookId, HookCallbacks>, Vec<HookId>, bool),
     /// Queued ticks and kHasTickScheduled.
     pub ticks: (Vec<AbstractTick>, bool),
-    /// The current `AsyncContextFrame`, the frame each AsyncResource
-    /// captured, and the version profile.
+    /// The current `AsyncContextFrame`, the trace's objects as far as frames
+    /// go (the frame each AsyncResource captured), and the node version.
     pub context: (
         ContextFrame,
-        model::env::context_frame::ResourceFrames,
+        model::env::context_frame::JsObjects,
         model::vocab::NodeVersion,
     ),
     /// Open native scopes.
@@ -247,11 +247,7 @@ fn abstract_env<S: AsyncIdStack>(
                 .collect(),
             s.ticks.has_tick_scheduled,
         ),
-        context: (
-            s.context_frame.clone(),
-            s.async_resource_frames.clone(),
-            s.version,
-        ),
+        context: (s.context_frame.clone(), s.js_objects.clone(), s.version),
         depth: s.async_callback_scope_depth,
         microtasks: s.microtasks.clone(),
         rejections: s.rejections.clone(),
@@ -319,7 +315,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
 /// Check the refinement relation for a pair of states: [`holds`] decides,
 /// and only when it fails are the two abstract states built to name the
 /// first field that differs.
-pub fn check<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
+pub fn verify<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
     if holds(e, l) {
         return Ok(());
     }
@@ -383,7 +379,7 @@ pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
             )
         })
         && e.context_frame == l.context_frame
-        && e.async_resource_frames == l.async_resource_frames
+        && e.js_objects == l.js_objects
         && e.version == l.version
         && e.async_callback_scope_depth == l.async_callback_scope_depth
         && e.microtasks == l.microtasks

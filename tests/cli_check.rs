@@ -68,9 +68,9 @@ fn shards_merge_into_the_whole_run() {
 }
 
 #[test]
-fn check_runs_on_the_v20_profile() {
+fn check_runs_on_node_version_20() {
     let (ok, text) = scopecheck(&["check", "--cases", "400", "--quiet", "--node-version", "20"]);
     assert!(ok, "{text}");
-    assert!(text.contains("not on the 20 profile"), "{text}");
+    assert!(text.contains("not on node version 20"), "{text}");
     assert!(text.contains("als-get-store-in-lazy"), "{text}");
 }

@@ -223,7 +223,7 @@ fn version_and_usage() {
 }
 
 #[test]
-fn node_version_runs_a_trace_on_that_profile() {
+fn node_version_runs_a_trace_on_that_node_version() {
     // On v20 a Global holder is refused, naming the line (exit 2).
     let global = trace_file(
         "global-on-20",
@@ -235,9 +235,9 @@ fn node_version_runs_a_trace_on_that_profile() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains(":2:1:"), "{stderr}");
     assert!(stderr.contains("Local<Object> constructors"), "{stderr}");
-    // The same trace runs on the default profile, 26.
+    // The same trace runs on the default node version, 26.
     assert_eq!(scopecheck(&["run", p]).status.code(), Some(0));
-    // A trace that names its profile must not be given another one.
+    // A trace that names its node version must not be given another one.
     let named = trace_file("named-20", "node-version 20\nexecution-async-id\n");
     let p = named.to_str().expect("utf-8 temp path");
     let out = scopecheck(&["run", p, "--node-version", "26"]);
@@ -253,7 +253,7 @@ fn node_version_runs_a_trace_on_that_profile() {
             .code(),
         Some(0)
     );
-    // An unknown profile is a usage error.
+    // An unknown node version is a usage error.
     let out = scopecheck(&["run", p, "--node-version", "22"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

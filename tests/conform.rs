@@ -52,7 +52,7 @@ fn wrong(t: &Trace, v: &Verdict) -> Option<String> {
             Some(obs) => Ok(obs.as_slice()),
             None => Err(&OpError::Exited),
         };
-        if let Err(u) = step.check(answer) {
+        if let Err(u) = step.meets(answer) {
             return Some(format!("expectation not met: {u}"));
         }
     }
@@ -69,8 +69,8 @@ fn wrong(t: &Trace, v: &Verdict) -> Option<String> {
 }
 
 /// Every trace of `tests/conformance/traces` agrees on every binary, meets
-/// its `=>` lines, and ends as the model says; a trace that names the other
-/// profile (`node-version 26`: Global holders, AsyncLocalStorage) is refused
+/// its `=>` lines, and ends as the model says; a trace that names another
+/// node version (`node-version 26`: Global holders, AsyncLocalStorage) is refused
 /// at that op.
 #[test]
 fn every_trace_agrees_on_every_binary() {
@@ -81,15 +81,14 @@ fn every_trace_agrees_on_every_binary() {
         for (path, t) in &traces {
             let name = format!("{} on node {}", path.display(), h.node_version);
             let ops = t.ops();
-            let other_profile =
-                matches!(ops.first(), Some(Op::NodeVersion(v)) if *v != h.capabilities.profile);
+            let other_version = matches!(ops.first(), Some(Op::NodeVersion(v)) if *v != h.capabilities.node_version);
             match h.conform_trace(&ops, None) {
-                Err(ConformError::Unsupported(u)) if other_profile => {
-                    if u.index != 0 || !u.reason.contains("profile") {
+                Err(ConformError::Unsupported(u)) if other_version => {
+                    if u.index != 0 || !u.reason.contains("node version") {
                         failures.push(format!("{name}: refused otherwise: {u}"));
                     }
                 }
-                Ok(_) if other_profile => failures.push(format!("{name}: not refused")),
+                Ok(_) if other_version => failures.push(format!("{name}: not refused")),
                 Ok(v) => failures.extend(wrong(t, &v).map(|w| format!("{name}: {w}"))),
                 Err(e) => failures.push(format!("{name}: {e}")),
             }
@@ -117,14 +116,14 @@ fn what_a_binary_cannot_express_is_refused_with_the_reason() {
         ("callback-scope 5 1 global R1", "Local<Object>"),
         ("reset-global R1", "Global<Object>"),
         ("als-get-store A1", "built on async hooks"),
-        ("node-version 26", "this binary's profile is 20"),
+        ("node-version 26", "this binary's node version is 20"),
     ];
     let node26_only = [
         (
             "callback-scope 6 1 global R1\ncallback-scope 6 6 R2\nclose-outer 1",
             "Global",
         ),
-        ("node-version 20", "this binary's profile is 26"),
+        ("node-version 20", "this binary's node version is 26"),
     ];
     for h in binaries::all() {
         let node26 = h.capabilities.global_callback_scope;

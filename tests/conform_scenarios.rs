@@ -19,13 +19,13 @@ fn known_reasons(h: &Harness) -> Vec<&'static str> {
         "an exception from a tick that process._tickCallback() ran",
     ];
     if h.capabilities.global_callback_scope {
-        reasons.push("the trace is for the node 20 profile");
+        reasons.push("the trace is for node version 20");
     } else {
         reasons.extend([
             "Local<Object> only",
             "no Global<Object> resource holder",
             "AsyncLocalStorage on this binary is built on async hooks",
-            "the trace is for the node 26 profile",
+            "the trace is for node version 26",
         ]);
     }
     reasons

@@ -7,8 +7,8 @@ use lazy::mutant::Mutant;
 use lazy::Lazy;
 use model::vocab::{trace, Cost, Observation, Op, OpError, Runtime};
 use model::Eager;
-use scopecheck::coverage::{LazySide, SITUATIONS};
 use scopecheck::canonical::{canonicalise_ids, visit_observation_ids, Renaming};
+use scopecheck::coverage::{LazySide, SITUATIONS};
 use scopecheck::explore::{
     alphabet, explore, explore_pair, init_ops, init_ops_for, nests, Bounds, Explorable,
     ExploreConfig, ExploreReport, Explorer, Letter, Reference, State, ALPHABET_MAX_ID, SOMETIMES,
@@ -132,7 +132,7 @@ fn a_planted_bug_is_found_with_a_shortest_counterexample() {
         .unwrap_or_else(|| panic!("the planted bug was not found:\n{report}"));
     // The shortest: open a scope (lazy, above the main script's lazy scope),
     // then ask for the id.
-    assert_eq!(cx.explored_ops, 2, "{}", cx.trace_text());
+    assert_eq!(cx.found_by.explored_ops, 2, "{}", cx.trace_text());
     assert_eq!(cx.ops.len(), init_ops().len() + 2);
     assert!(cx.ops[..init_ops().len()] == init_ops()[..]);
     let opened = &cx.ops[init_ops().len()];
@@ -174,7 +174,7 @@ fn a_panic_of_the_lazy_side_is_a_divergence() {
         &mut quiet,
     );
     let cx = report.counterexample.expect("the planted panic was found");
-    assert_eq!(cx.explored_ops, 2, "{}", cx.trace_text());
+    assert_eq!(cx.found_by.explored_ops, 2, "{}", cx.trace_text());
     assert_eq!(cx.divergence.op, Op::ClearAsyncIdStack);
     assert!(
         matches!(&cx.divergence.lazy, Err(OpError::Internal(why)) if why.contains("planted panic")),
@@ -192,12 +192,12 @@ fn a_mistake_of_the_mutation_catalogue_is_found_in_three_ops() {
     let lazy = lazy::mutant::environment(Mutant::LazyPopKeepsTrigger);
     let report = explore(Eager::new(), lazy, &config(4), &mut quiet);
     let cx = report.counterexample.expect("the mutant was found");
-    assert!(cx.explored_ops <= 3, "{}", cx.trace_text());
+    assert!(cx.found_by.explored_ops <= 3, "{}", cx.trace_text());
     // Exploring a little less deep finds nothing: the counterexample is a
     // shortest one.
     let lazy = lazy::mutant::environment(Mutant::LazyPopKeepsTrigger);
     let shallower = ExploreConfig {
-        depth: cx.explored_ops - 1,
+        depth: cx.found_by.explored_ops - 1,
         ..config(0)
     };
     let report = explore(Eager::new(), lazy, &shallower, &mut quiet);
@@ -445,7 +445,7 @@ fn a_mutants_counterexample_is_the_first_shortest_one() {
         );
         let cx = report.counterexample.expect("killed");
         assert_eq!(cx.ops[init_ops().len()..], expected[..], "{mutant:?}");
-        assert_eq!(cx.explored_ops, expected.len());
+        assert_eq!(cx.found_by.explored_ops, expected.len());
         // Two threads: still a shortest one (maybe another of that length).
         let two = ExploreConfig {
             threads: 2,
@@ -458,7 +458,11 @@ fn a_mutants_counterexample_is_the_first_shortest_one() {
             &mut quiet,
         );
         let cx = report.counterexample.expect("killed with two threads");
-        assert_eq!(cx.explored_ops, expected.len(), "{mutant:?}, two threads");
+        assert_eq!(
+            cx.found_by.explored_ops,
+            expected.len(),
+            "{mutant:?}, two threads"
+        );
     }
 }
 
@@ -596,7 +600,9 @@ fn first_mismatch(canon: fn(&mut Eager, &mut Lazy) -> Option<Renaming>) -> Optio
             let r = canon(&mut ce, &mut cl);
             let again = canonical(&ce, &cl);
             if again != (ce.clone(), cl.clone()) {
-                return Some(format!("walk {walk}: canonical twice differs after {ops:?}"));
+                return Some(format!(
+                    "walk {walk}: canonical twice differs after {ops:?}"
+                ));
             }
             let enabled: Vec<&Letter> = (letters.iter())
                 .filter(|x| Reference::enabled(&e, &x.op(Reference::execution_async_id(&e))))
@@ -680,9 +686,18 @@ fn the_fixpoint_is_reached_and_a_planted_bug_found() {
     assert!(report.counterexample.is_none(), "{report}");
     assert_eq!(report.levels.iter().sum::<usize>(), report.distinct);
     assert_eq!(report.diameter() + 1, report.levels.len());
-    let report = fixpoint(Eager::new(), OffByOne(Lazy::new()), &config(0), None, &mut |_| {});
+    let report = fixpoint(
+        Eager::new(),
+        OffByOne(Lazy::new()),
+        &config(0),
+        None,
+        &mut |_| {},
+    );
     let depth = explore(Eager::new(), OffByOne(Lazy::new()), &config(4), &mut quiet);
-    let (f, d) = (report.counterexample.unwrap(), depth.counterexample.unwrap());
+    let (f, d) = (
+        report.counterexample.unwrap(),
+        depth.counterexample.unwrap(),
+    );
     assert_eq!(f.ops, d.ops, "{}", f.trace_text());
     assert!(!report.fixpoint);
 }
@@ -703,5 +718,5 @@ fn the_fixpoint_kills_the_frame_restore_mutant() {
     let lazy = lazy::mutant::environment(Mutant::LazyCloseSkipsFrameRestore);
     let report = fixpoint(Eager::new(), lazy, &frames, None, &mut |_| {});
     let cx = report.counterexample.expect("killed");
-    assert_eq!(cx.explored_ops, 4, "{}", cx.trace_text());
+    assert_eq!(cx.found_by.explored_ops, 4, "{}", cx.trace_text());
 }

@@ -5,7 +5,7 @@
 //! shards that add up to the whole run.
 
 use model::vocab::{trace, NodeVersion};
-use scopecheck::check::{check, CheckConfig, CheckReport, Shard, Summary};
+use scopecheck::check::{check, CheckConfig, CheckReport, Shard, ShardSummary};
 use scopecheck::cli::check::FLOOR_PERCENT;
 use scopecheck::lockstep;
 use std::path::Path;
@@ -27,7 +27,7 @@ fn ci_run() -> &'static CheckReport {
     })
 }
 
-/// The same budget on the v20 profile (`--node-version 20`).
+/// The same budget on node version 20 (`--node-version 20`).
 fn ci_run_v20() -> &'static CheckReport {
     static REPORT: OnceLock<CheckReport> = OnceLock::new();
     REPORT.get_or_init(|| {
@@ -41,18 +41,18 @@ fn ci_run_v20() -> &'static CheckReport {
 }
 
 #[test]
-fn lazy_equals_eager_on_the_v20_profile() {
+fn lazy_equals_eager_on_node_version_20() {
     let report = ci_run_v20();
     if let Some(cx) = &report.counterexample {
         panic!(
-            "the lazy implementation diverges from the eager model on the v20 profile:\n{}\n{}",
+            "the lazy implementation diverges from the eager model on node version 20:\n{}\n{}",
             cx.trace_text(),
             cx.divergence
         );
     }
     assert_eq!(report.cases, u64::from(CI_CASES));
     assert_eq!(report.rejected, 0, "the generator drew ops v20 refuses");
-    // Every case runs on the profile: its first op names it.
+    // Every case runs on the node version: its first op names it.
     assert_eq!(
         report.coverage.ops.get("node-version").copied(),
         Some(u64::from(CI_CASES))
@@ -63,14 +63,14 @@ fn lazy_equals_eager_on_the_v20_profile() {
     for name in coverage.missing() {
         assert!(
             !scopecheck::coverage::exists_on(NodeVersion::V20, name),
-            "not reached on the v20 profile: {name}\n{}",
+            "not reached on node version 20: {name}\n{}",
             coverage.table()
         );
     }
     for (name, share) in coverage.below(FLOOR_PERCENT) {
         assert!(
             !scopecheck::coverage::exists_on(NodeVersion::V20, name),
-            "{name} in {share:.2} % of cases on the v20 profile\n{}",
+            "{name} in {share:.2} % of cases on node version 20\n{}",
             coverage.table()
         );
     }
@@ -85,7 +85,7 @@ fn lazy_equals_eager_on_the_v20_profile() {
 }
 
 #[test]
-fn a_v20_counterexample_carries_its_profile() {
+fn a_v20_counterexample_carries_its_node_version() {
     let config = CheckConfig {
         cases: 2_000,
         mutant: Some(lazy::mutant::Mutant::JsPopIgnoresLazy),
@@ -187,7 +187,7 @@ fn shards_are_disjoint_and_add_up_to_the_whole_run() {
         ..CheckConfig::default()
     };
     let whole = check(&whole_config, &mut |_| {});
-    let parts: Vec<Summary> = (1..=3)
+    let parts: Vec<ShardSummary> = (1..=3)
         .map(|index| {
             let config = CheckConfig {
                 shard: Shard { index, count: 3 },
@@ -195,7 +195,7 @@ fn shards_are_disjoint_and_add_up_to_the_whole_run() {
             };
             let report = check(&config, &mut |_| {});
             assert_eq!(report.cases, config.shard.len(config.cases));
-            Summary::of(&config, &report)
+            ShardSummary::of(&config, &report)
         })
         .collect();
     // Disjoint: the case indices of the shards do not overlap and cover 0..cases.
@@ -207,18 +207,18 @@ fn shards_are_disjoint_and_add_up_to_the_whole_run() {
         indices,
         (0..u64::from(whole_config.cases)).collect::<Vec<_>>()
     );
-    let merged = Summary::merge(&parts).expect("shards of one run");
+    let merged = ShardSummary::merge(&parts).expect("shards of one run");
     assert!(merged.complete());
-    let whole_summary = Summary::of(&whole_config, &whole);
+    let whole_summary = ShardSummary::of(&whole_config, &whole);
     assert_eq!(merged.cases, whole_summary.cases);
     assert_eq!(merged.ops, whole_summary.ops);
     assert_eq!(merged.coverage(), whole.coverage);
     // A shard given twice, or a shard of another run, is refused.
-    assert!(Summary::merge(&[parts[0].clone(), parts[0].clone()]).is_err());
+    assert!(ShardSummary::merge(&[parts[0].clone(), parts[0].clone()]).is_err());
     let mut other = parts[1].clone();
     other.seed += 1;
-    assert!(Summary::merge(&[parts[0].clone(), other]).is_err());
-    assert!(!Summary::merge(&parts[..2]).unwrap().complete());
+    assert!(ShardSummary::merge(&[parts[0].clone(), other]).is_err());
+    assert!(!ShardSummary::merge(&parts[..2]).unwrap().complete());
 }
 
 fn traces_in(dir: &str) -> Vec<(String, String)> {
@@ -259,8 +259,8 @@ fn every_scenario_runs_identically_on_both_sides() {
 }
 
 #[test]
-fn every_scenario_runs_identically_on_both_sides_on_the_v20_profile() {
-    // Each scenario with `node-version 20` first (one that names a profile
+fn every_scenario_runs_identically_on_both_sides_on_node_version_20() {
+    // Each scenario with `node-version 20` first (one that names a node version
     // itself runs as written): what v20 refuses, both sides refuse alike.
     for (name, text) in traces_in("tests/scenarios") {
         let t = trace::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));

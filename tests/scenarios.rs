@@ -1,6 +1,6 @@
 //! The hand-written scenarios of `tests/scenarios/*.trace`, run on the eager
 //! model: every op's observations must equal the trace's `=>` lines exactly
-//! (as `Display` strings, in order; `model::vocab::trace::check_every_step`).
+//! (as `Display` strings, in order; `model::vocab::trace::meets_every_step`).
 //!
 //! The expectations were derived from Node's sources (and, where it can be
 //! done from JavaScript, checked on node v20.20.2), not from the model. The
@@ -70,7 +70,7 @@ fn every_scenario_on(make: impl Fn() -> Box<dyn Runtime>) {
         let mut rt = make();
         // The library's check (the one `scopecheck run` uses), on every op:
         // an op without `=>` lines must show nothing.
-        if let Err(why) = trace::check_every_step(rt.as_mut(), &trace) {
+        if let Err(why) = trace::meets_every_step(rt.as_mut(), &trace) {
             failures.push(format!("{}: {why}", path.display()));
         }
     }
@@ -93,17 +93,17 @@ fn lazy_implementation_matches_every_scenario() {
     every_scenario_on(|| Box::new(lazy::Lazy::new()));
 }
 
-/// Each scenario on the v20 profile (`node-version 20` first, unless it
-/// names a profile itself), on both sides: every op up to the first one the
-/// profile refuses meets the scenario's `=>` lines; the refusal must say it
+/// Each scenario on node version 20 (`node-version 20` first, unless it
+/// names a node version itself), on both sides: every op up to the first one that
+/// node version refuses meets the scenario's `=>` lines; the refusal must say it
 /// is v20's, and only a scenario with a Global holder, `reset-global` or an
 /// `AsyncLocalStorage` op may have one.
 fn every_scenario_on_v20(make: impl Fn() -> Box<dyn Runtime>) -> Vec<(String, usize, String)> {
     let mut cut = Vec::new();
     for (name, path, trace) in scenarios() {
         let mut rt = make();
-        let names_profile = (trace.steps.iter()).any(|s| matches!(s.op, Op::NodeVersion(_)));
-        if !names_profile {
+        let names_version = (trace.steps.iter()).any(|s| matches!(s.op, Op::NodeVersion(_)));
+        if !names_version {
             rt.apply(&Op::NodeVersion(NodeVersion::V20))
                 .expect("node-version 20 is accepted first");
         }
@@ -121,13 +121,13 @@ fn every_scenario_on_v20(make: impl Fn() -> Box<dyn Runtime>) -> Vec<(String, us
                     break;
                 }
                 answer => {
-                    if let Err(unmet) = step.check(answer.as_deref()) {
+                    if let Err(unmet) = step.meets(answer.as_deref()) {
                         panic!("{} on v20: {unmet}", path.display());
                     }
                 }
             }
         }
-        if uses_26 && !names_profile {
+        if uses_26 && !names_version {
             assert!(
                 cut.last().is_some_and(|(n, _, _)| *n == name),
                 "{}: uses what only 26 has, yet ran whole on v20",
@@ -139,7 +139,7 @@ fn every_scenario_on_v20(make: impl Fn() -> Box<dyn Runtime>) -> Vec<(String, us
 }
 
 #[test]
-fn every_scenario_runs_on_the_v20_profile_or_says_why() {
+fn every_scenario_runs_on_node_version_20_or_says_why() {
     let eager = every_scenario_on_v20(|| Box::new(model::Eager::new()));
     let lazy = every_scenario_on_v20(|| Box::new(lazy::Lazy::new()));
     assert_eq!(eager, lazy);

@@ -1205,7 +1205,7 @@ fn vary(op: Op, u: &mut Unstructured<'_>) -> Op {
 }
 
 /// Over a walk through random states (bytes choose, as the fuzz decoder's
-/// do: one in four on the v20 profile, then ops the model enables), probe
+/// do: one in four on node version 20, then ops the model enables), probe
 /// an op of every kind in turn, its arguments drawn as the generators draw
 /// them ([`vary`]ed) but not filtered ([`probe`]).
 fn law_enabled_is_what_apply_refuses(enabled: EnabledFn, bytes: &[u8]) -> LawResult {

@@ -215,6 +215,13 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::QueueMicrotaskBody, "queue-microtask-body"),
         (Op::PromiseThenBody, "promise-then-body"),
         (Op::EndMicrotask, "end-microtask"),
+        (
+            Op::AlsDefault {
+                als: AlsId(2),
+                value: 9,
+            },
+            "als-default A2 9",
+        ),
     ]
 }
 
@@ -414,25 +421,25 @@ fn a_step_meets_its_expectations_exactly() {
     let t = trace::parse("execution-async-id\n=> executionAsyncId = 1\nnew-async-id\n")
         .expect("parses");
     let one = [Observation::ExecutionAsyncId(1)];
-    assert_eq!(t.steps[0].check(Ok(&one)), Ok(()));
+    assert_eq!(t.steps[0].meets(Ok(&one)), Ok(()));
     // A different value, a missing or an extra observation: unmet.
     let unmet = t.steps[0]
-        .check(Ok(&[Observation::ExecutionAsyncId(2)]))
+        .meets(Ok(&[Observation::ExecutionAsyncId(2)]))
         .expect_err("wrong value");
     assert_eq!(unmet.line, 1);
     assert_eq!(unmet.expected, vec!["executionAsyncId = 1"]);
     assert_eq!(unmet.observed, vec!["executionAsyncId = 2"]);
     assert!(!unmet.refused);
-    assert!(t.steps[0].check(Ok(&[])).is_err());
+    assert!(t.steps[0].meets(Ok(&[])).is_err());
     let two = [Observation::ExecutionAsyncId(1), Observation::NewAsyncId(2)];
-    assert!(t.steps[0].check(Ok(&two)).is_err());
+    assert!(t.steps[0].meets(Ok(&two)).is_err());
     // An op that did not run meets no expectation, not even "nothing".
     let refused = t.steps[1]
-        .check(Err(&OpError::Exited))
+        .meets(Err(&OpError::Exited))
         .expect_err("not run");
     assert!(refused.refused);
     assert!(refused.to_string().contains("not run"), "{refused}");
-    assert_eq!(t.steps[1].check(Ok(&[])), Ok(()));
+    assert_eq!(t.steps[1].meets(Ok(&[])), Ok(()));
     assert_eq!(t.expectations(), 1);
 }
 
@@ -442,12 +449,12 @@ fn every_step_is_checked_and_the_first_unmet_one_reported() {
     let t = trace::parse(text).expect("parses");
     // new-async-id shows `newAsyncId = 2` but has no `=>` line: checking
     // every step, that is the first unmet one.
-    let unmet = trace::check_every_step(&mut model::Eager::new(), &t).expect_err("unmet");
+    let unmet = trace::meets_every_step(&mut model::Eager::new(), &t).expect_err("unmet");
     assert_eq!(unmet.line, 3);
     assert_eq!(unmet.observed, vec!["newAsyncId = 2"]);
     let fixed = text.replace("new-async-id\n", "new-async-id\n=> newAsyncId = 2\n");
     let t = trace::parse(&fixed).expect("parses");
-    let unmet = trace::check_every_step(&mut model::Eager::new(), &t).expect_err("unmet");
+    let unmet = trace::meets_every_step(&mut model::Eager::new(), &t).expect_err("unmet");
     assert_eq!(unmet.line, 5);
     assert_eq!(unmet.expected, vec!["executionAsyncId = 9"]);
     assert_eq!(unmet.observed, vec!["executionAsyncId = 1"]);
@@ -516,7 +523,7 @@ fn malformed_inputs_report_line_column_and_what_was_expected() {
         "node-version 22",
         1,
         14,
-        "expected a node version profile (20 or 26)",
+        "expected a node version (20 or 26)",
     );
     assert_error("als-run R1 2", 1, 9, "expected an AsyncLocalStorage (A<n>)");
     assert_error("als-run A1 -2", 1, 12, "expected a store value");
@@ -814,6 +821,10 @@ fn arb_op() -> impl Strategy<Value = Op> {
         }),
         any::<u32>().prop_map(|a| Op::AlsGetStore(AlsId(a))),
         arb_resource().prop_map(Op::AsyncResource),
+        (any::<u32>(), any::<u32>()).prop_map(|(a, value)| Op::AlsDefault {
+            als: AlsId(a),
+            value
+        }),
     ]
 }
 

@@ -1,8 +1,8 @@
 //! Fuzz target `lockstep`: the input decoded to an op sequence Node could
 //! run (`scopecheck::fuzzing::decode_on`), run on the eager model and the
 //! lazy implementation in lockstep with the refinement check; a divergence
-//! panics with the trace in the text format and the divergence. The version
-//! profile is `SCOPECHECK_NODE_VERSION` (`20` or `26`; unset: 26), as
+//! panics with the trace in the text format and the divergence. The node
+//! version is `SCOPECHECK_NODE_VERSION` (`20` or `26`; unset: 26), as
 //! `scopecheck check --node-version`.
 #![no_main]
 

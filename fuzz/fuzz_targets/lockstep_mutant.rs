@@ -3,7 +3,7 @@
 //! `scopecheck mutants`) switched on in the lazy side, and without the
 //! refinement check, so that only observable divergences count: shows
 //! how fast the fuzzer finds a mutant. `SCOPECHECK_NODE_VERSION` chooses the
-//! version profile as for `lockstep`.
+//! node version as for `lockstep`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -14,9 +14,10 @@
 //! a counterexample found is kept, and the exit code is 128 + the signal.
 
 use super::CliError;
-use crate::check::{check, CheckConfig, CheckReport, Counterexample, Shard, Summary};
+use crate::check::{check, CaseFound, CheckConfig, CheckReport, Shard, ShardSummary};
 use crate::coverage::Coverage;
 use crate::files;
+use crate::lockstep::Counterexample;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lazy::mutant::Mutant;
@@ -46,9 +47,9 @@ pub struct CheckArgs {
     /// `scopecheck mutants`): the check should find it.
     #[arg(long, value_parser = super::parse_mutant)]
     pub mutant: Option<Mutant>,
-    /// The Node.js version profile both sides run on: 26 (the release line
+    /// The Node.js version both sides run on: 26 (the release line
     /// the pull request lands on) or 20 (no Global<Object>* scopes, no
-    /// AsyncLocalStorage ops). `docs/spec.md`, "Version profiles".
+    /// AsyncLocalStorage ops). `docs/spec.md`, "Node versions".
     #[arg(long, default_value_t = NodeVersion::default())]
     pub node_version: NodeVersion,
     /// Where to save a counterexample (created if missing).
@@ -80,20 +81,24 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The file name (without `.trace`) of a counterexample:
 /// `seed-SEED[-MUTANT]-HASH`, `HASH` 12 hex digits of the saved text, whose
-/// header names the whole command (cases, maximum length, shard, profile):
+/// header names the whole command (cases, maximum length, shard, node version):
 /// two shards, mutants, budgets or processes that find different traces,
 /// or the same trace with different commands, save different files.
-pub fn counterexample_stem(cx: &Counterexample) -> String {
+pub fn counterexample_stem(cx: &Counterexample<CaseFound>) -> String {
     let hash = fnv1a(cx.trace_text().as_bytes()) >> 16;
-    match cx.found_by.mutant {
-        None => format!("seed-{}-{hash:012x}", cx.seed),
-        Some(m) => format!("seed-{}-{}-{hash:012x}", cx.seed, m.name()),
+    let config = &cx.found_by.config;
+    match config.mutant {
+        None => format!("seed-{}-{hash:012x}", config.seed),
+        Some(m) => format!("seed-{}-{}-{hash:012x}", config.seed, m.name()),
     }
 }
 
 /// Save `cx` in `dir` (created if missing) under [`counterexample_stem`],
 /// never over another file ([`files::write_new`]).
-pub fn save_counterexample(dir: &Path, cx: &Counterexample) -> std::io::Result<files::Saved> {
+pub fn save_counterexample(
+    dir: &Path,
+    cx: &Counterexample<CaseFound>,
+) -> std::io::Result<files::Saved> {
     files::write_new(
         dir,
         &counterexample_stem(cx),
@@ -115,7 +120,7 @@ fn write_coverage(
         writeln!(
             out,
             "
-not on the {version} profile (never reachable there): {}",
+not on node version {version} (never reachable there): {}",
             absent.join(", ")
         )?;
     }
@@ -178,7 +183,7 @@ pub fn write_summary(out: &mut dyn Write, report: &CheckReport) -> std::io::Resu
 
 /// Read a summary written by `plumbing check --json`; a file that is not
 /// one is bad input, at the line and column serde found.
-fn read_summary(path: &Path) -> Result<Summary, CliError> {
+fn read_summary(path: &Path) -> Result<ShardSummary, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| CliError::Read {
         file: path.to_path_buf(),
         source: e,
@@ -203,7 +208,7 @@ pub fn merge(paths: &[PathBuf], out: &mut dyn Write) -> Result<(), CliError> {
         .iter()
         .map(|p| read_summary(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let merged = Summary::merge(&parts).map_err(|e| {
+    let merged = ShardSummary::merge(&parts).map_err(|e| {
         let file = e.part.and_then(|i| paths.get(i));
         CliError::Usage(match file {
             Some(f) => format!("{}: cannot merge: {}", f.display(), e.reason),
@@ -337,7 +342,7 @@ pub fn run(
                 o,
                 "\nCOUNTEREXAMPLE ({} ops, {}):\n",
                 cx.ops.len(),
-                if cx.shrunk {
+                if cx.found_by.shrunk {
                     "shrunk"
                 } else {
                     "shrinking interrupted"
@@ -361,7 +366,7 @@ pub fn run(
         }
     }
     if let Some(path) = json {
-        let summary = Summary::of(&config, &report);
+        let summary = ShardSummary::of(&config, &report);
         let text = serde_json::to_string_pretty(&summary).expect("a summary serialises") + "\n";
         if let Err(source) = files::replace(path, text.as_bytes()) {
             failures.push(CliError::Write {
@@ -379,8 +384,8 @@ pub fn run(
     let verdict = if let Some(cx) = &report.counterexample {
         Some(CliError::Verdict(format!(
             "the lazy implementation diverges from the eager model (seed {}, case {}){}",
-            cx.seed,
-            cx.case,
+            cx.found_by.config.seed,
+            cx.found_by.case,
             match &saved {
                 Some(s) => format!("; saved to {}", s.path.display()),
                 None => "; NOT saved (see above)".to_string(),

@@ -219,8 +219,8 @@ fn unmet(annotated: &[(usize, Step)], v: &Verdict) -> Vec<Unmet> {
     annotated
         .iter()
         .filter_map(|(i, step)| match v.model.get(*i).filter(|_| *i < v.given) {
-            Some(obs) => step.check(Ok(obs)).err(),
-            None => step.check(Err(&OpError::Exited)).err(),
+            Some(obs) => step.meets(Ok(obs)).err(),
+            None => step.meets(Err(&OpError::Exited)).err(),
         })
         .collect()
 }

@@ -50,8 +50,8 @@ pub struct ExploreArgs {
     /// No progress line.
     #[arg(long)]
     pub quiet: bool,
-    /// The Node.js version profile both sides start on (`docs/spec.md`,
-    /// "Version profiles"): 26 by default, or 20.
+    /// The Node.js version both sides start on (`docs/spec.md`,
+    /// "Node versions"): 26 by default, or 20.
     #[arg(long, default_value_t = NodeVersion::default())]
     pub node_version: NodeVersion,
     /// Add the AsyncLocalStorage ops and the ticks and microtasks that run
@@ -182,20 +182,20 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         writeln!(out, "lazy side: mutant {}", m.name())?;
     }
     if args.node_version != NodeVersion::default() {
-        writeln!(out, "profile: node {}", args.node_version)?;
+        writeln!(out, "node version: {}", args.node_version)?;
     }
     write!(out, "{report}")?;
     if let Some(cx) = &report.counterexample {
         if args.node_version != NodeVersion::default() {
             writeln!(
                 out,
-                "(on the {v} profile: replay with `scopecheck replay FILE --node-version {v}`, or put `node-version {v}` first)",
+                "(on node version {v}: replay with `scopecheck replay FILE --node-version {v}`, or put `node-version {v}` first)",
                 v = args.node_version
             )?;
         }
         return Err(CliError::Verdict(format!(
             "the lazy implementation diverges from the eager model after {} explored ops",
-            cx.explored_ops
+            cx.found_by.explored_ops
         )));
     }
     if let Some(signal) = report.interrupted {
@@ -265,7 +265,7 @@ fn execute_fixpoint(
     if let Some(cx) = &report.counterexample {
         return Err(CliError::Verdict(format!(
             "the lazy implementation diverges from the eager model after {} explored ops",
-            cx.explored_ops
+            cx.found_by.explored_ops
         )));
     }
     if let Some(signal) = report.interrupted {

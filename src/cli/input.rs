@@ -40,7 +40,7 @@ pub fn load_trace(file: &Path) -> Result<Trace, CliError> {
 #[derive(Debug)]
 pub struct TraceFile {
     file: PathBuf,
-    /// The profile put before the first op (`--node-version`, when the
+    /// The node version put before the first op (`--node-version`, when the
     /// trace names none itself).
     prepend: Option<NodeVersion>,
     /// The trace's steps.
@@ -49,16 +49,16 @@ pub struct TraceFile {
 
 impl TraceFile {
     /// Check the trace in `file` as it runs with `--node-version`
-    /// ([`super::on_profile`]'s rule): every line parses, and a profile the
+    /// ([`super::on_node_version`]'s rule): every line parses, and a node version the
     /// trace names is the given one.
     pub fn open(file: &Path, version: Option<NodeVersion>) -> Result<TraceFile, CliError> {
         let mut steps = 0;
-        let mut names_profile = false;
+        let mut names_version = false;
         for step in open(file)? {
             let step = step.map_err(|e| at(file, e))?;
             steps += 1;
             if let Op::NodeVersion(v) = step.op {
-                names_profile = true;
+                names_version = true;
                 if let Some(given) = version.filter(|g| *g != v) {
                     return Err(CliError::At {
                         file: file.to_path_buf(),
@@ -74,14 +74,14 @@ impl TraceFile {
         }
         Ok(TraceFile {
             file: file.to_path_buf(),
-            prepend: version.filter(|_| !names_profile),
+            prepend: version.filter(|_| !names_version),
             steps,
         })
     }
 
     /// The steps, read from the file again (`node-version V` first, as
     /// line 0, when `--node-version` was given and the trace names no
-    /// profile).
+    /// node version).
     pub fn steps(&self) -> Result<impl Iterator<Item = Result<Step, CliError>> + '_, CliError> {
         let first = self.prepend.map(|v| {
             Ok(Step {

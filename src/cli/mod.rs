@@ -2,7 +2,7 @@
 //! subcommand.
 //!
 //! The top level holds the jobs a reviewer runs (`check`, `explore`, `run`,
-//! `replay`, `conform`, `mutants`); chores and scale-out sit under
+//! `replay`, `conform`, `mutants`, `export`); chores and scale-out sit under
 //! `plumbing` ([`plumbing`]).
 //!
 //! Every subcommand reports a failure as a [`CliError`], printed as
@@ -17,6 +17,7 @@ pub mod check;
 pub mod conform;
 pub mod error;
 pub mod explore;
+pub mod export;
 pub mod fuzz_seed;
 pub mod fuzz_trace;
 pub mod input;
@@ -32,10 +33,10 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 /// The trace as it runs with `--node-version`: without the option, as
-/// written; with it, on that profile: `node-version V` is put before its
-/// first op (shown as line 0), unless the trace names a profile itself,
+/// written; with it, on that node version: `node-version V` is put before its
+/// first op (shown as line 0), unless the trace names a node version itself,
 /// which must then be the same one.
-pub fn on_profile(
+pub fn on_node_version(
     mut trace: model::vocab::trace::Trace,
     version: Option<model::vocab::NodeVersion>,
     file: &std::path::Path,
@@ -121,6 +122,10 @@ pub enum Command {
     Conform(conform::ConformArgs),
     /// Run the random check against every deliberate mistake of the lazy design.
     Mutants(mutants::MutantsArgs),
+    /// Write the suite's cases as Node core tests for the pull request
+    /// (`--prove`: build and run them on both binaries, and their wrong
+    /// variants).
+    Export(export::ExportArgs),
     /// Chores and scale-out: shards of a check and their JSON summaries,
     /// merging them, the fuzz seed corpus, fuzz inputs as traces, conform on
     /// v20's traces.
@@ -139,6 +144,7 @@ pub fn main() -> ExitCode {
         Command::Conform(args) => conform::execute(args, &mut out),
         Command::Mutants(args) => mutants::execute(args, &mut out),
         Command::Explore(args) => explore::execute(args, &mut out),
+        Command::Export(args) => export::execute(args, &mut out),
         Command::Plumbing(args) => plumbing::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);

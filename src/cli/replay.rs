@@ -36,7 +36,7 @@ pub struct ReplayArgs {
     /// Do not check the trace's `=>` expectation lines.
     #[arg(long)]
     pub no_expect: bool,
-    /// Run both sides on this Node.js version profile (20 or 26; the
+    /// Run both sides on this Node.js version (20 or 26; the
     /// default is the trace's own `node-version`, else 26).
     #[arg(long)]
     pub node_version: Option<model::vocab::NodeVersion>,
@@ -53,7 +53,7 @@ fn expect(
     if step.expected.is_empty() {
         return;
     }
-    if let Err(u) = step.check(answer.as_deref()) {
+    if let Err(u) = step.meets(answer.as_deref()) {
         unmet.push((side, u));
     }
 }
@@ -73,7 +73,7 @@ pub fn execute(args: &ReplayArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let Some(html_path) = &args.html else {
         return execute_text(args, out);
     };
-    let trace = super::on_profile(load_trace(&args.file)?, args.node_version, &args.file)?;
+    let trace = super::on_node_version(load_trace(&args.file)?, args.node_version, &args.file)?;
     let mutant = args.mutant;
     crate::files::check_file(html_path, "the HTML page").map_err(CliError::Usage)?;
     let verdict = execute_text(args, out);

@@ -24,7 +24,7 @@ pub struct RunArgs {
     /// Do not check the trace's `=>` expectation lines.
     #[arg(long)]
     pub no_expect: bool,
-    /// Run on this Node.js version profile (20 or 26; the default is the
+    /// Run on this Node.js version (20 or 26; the default is the
     /// trace's own `node-version`, else 26).
     #[arg(long)]
     pub node_version: Option<model::vocab::NodeVersion>,
@@ -248,7 +248,7 @@ pub fn execute(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
         };
         if expect && !step.expected.is_empty() {
-            if let Err(unmet) = step.check(Ok(&observations)) {
+            if let Err(unmet) = step.meets(Ok(&observations)) {
                 end.unmet.push(unmet);
             }
         }
@@ -259,7 +259,7 @@ pub fn execute(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
                 let later = later?;
                 end.not_run += 1;
                 if expect && !later.expected.is_empty() {
-                    end.unmet.extend(later.check(Err(&OpError::Exited)).err());
+                    end.unmet.extend(later.meets(Err(&OpError::Exited)).err());
                 }
             }
             break;

@@ -15,7 +15,7 @@ use super::harness::Capabilities;
 use model::eager::EagerStack;
 use model::env::ticks::TickRun;
 use model::env::Frame;
-use model::vocab::{AsyncId, Holder, Observation, Op, OpError, Runtime, ScopeFlags, ScopeKind};
+use model::vocab::{Family, Holder, Observation, Op, OpError, Runtime, ScopeFlags, ScopeKind};
 use model::Eager;
 use std::fmt;
 
@@ -184,16 +184,12 @@ impl Decider {
             Op::Stop => Some(
                 "stop: Environment::ExitEnv comes from another thread (worker.terminate()); a program cannot stop its environment at a chosen op and go on running ops".to_string(),
             ),
-            Op::NodeVersion(v) if *v != self.capabilities.profile => Some(format!(
-                "the trace is for the node {v} profile, and this binary's profile is {}",
-                self.capabilities.profile
+            Op::NodeVersion(v) if *v != self.capabilities.node_version => Some(format!(
+                "the trace is for node version {v}, and this binary's node version is {}",
+                self.capabilities.node_version
             )),
-            Op::AlsRun { .. }
-            | Op::AlsExit(_)
-            | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_)
-            | Op::AsyncResource(_)
-                if !self.capabilities.async_context_frame =>
+            op if op.kind().family() == Family::ContextFrame
+                && !self.capabilities.async_context_frame =>
             {
                 Some("AsyncLocalStorage on this binary is built on async hooks (v20, or --no-async-context-frame), which the model does not describe; the ALS ops run on Node 24 and later".to_string())
             }
@@ -201,54 +197,13 @@ impl Decider {
             Op::EmitInit { type_name, .. } if !is_token(type_name) => Some(format!(
                 "emit-init type name {type_name:?}: the program is the trace's own text, where a type name is one token of [A-Za-z0-9_.-]"
             )),
-            Op::QueueMicrotask
-            | Op::PromiseThen
-            | Op::PromiseReject
-            | Op::QueueMicrotaskBody
-            | Op::PromiseThenBody
-                if self.module_entry =>
-            {
+            op if self.module_entry && queues_a_job(op) => {
                 Some("queue-microtask / promise-then (with or without a body) / promise-reject in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe".to_string())
             }
             // Everything else is one JS call (or nothing) in the program;
-            // where the model rejects the op, it says why.
-            Op::NoForceAsyncHooksChecks
-            | Op::EntryModule
-            | Op::NodeVersion(_)
-            | Op::CloseScope { threw: false }
-            | Op::AlsRun { .. }
-            | Op::AlsExit(_)
-            | Op::EndAlsRun
-            | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_)
-            | Op::AsyncResource(_)
-            | Op::CreateHook { .. }
-            | Op::EnableHook(_)
-            | Op::DisableHook(_)
-            | Op::EmitInit { .. }
-            | Op::EmitBefore { .. }
-            | Op::EmitAfter { .. }
-            | Op::EmitDestroy { .. }
-            | Op::EnterRunInAsyncScope { .. }
-            | Op::ExitRunInAsyncScope
-            | Op::EnterDefaultTriggerScope { .. }
-            | Op::ExitDefaultTriggerScope
-            | Op::NextTick { .. }
-            | Op::NextTickBody
-            | Op::EndTick
-            | Op::TickCallback
-            | Op::QueueMicrotask
-            | Op::PromiseThen
-            | Op::PromiseReject
-            | Op::QueueMicrotaskBody
-            | Op::PromiseThenBody
-            | Op::EndMicrotask
-            | Op::ExecutionAsyncId
-            | Op::TriggerAsyncId
-            | Op::ExecutionAsyncResource
-            | Op::DefaultTriggerAsyncId
-            | Op::NewAsyncId
-            | Op::ClearAsyncIdStack => None,
+            // where the model rejects the op, it says why. (A new op that
+            // node cannot express fails its conformance scenario.)
+            _ => None,
         }
     }
 
@@ -414,30 +369,17 @@ fn is_token(s: &str) -> bool {
 /// An id that is not a safe integer cannot be written: Node's ids are JS
 /// numbers.
 fn unsafe_id(op: &Op) -> Option<String> {
-    let ids: Vec<AsyncId> = match op {
-        Op::OpenScope { context, .. } => vec![context.async_id, context.trigger_async_id],
-        Op::EmitInit {
-            async_id,
-            trigger_async_id,
-            ..
-        }
-        | Op::EmitBefore {
-            async_id,
-            trigger_async_id,
-            ..
-        }
-        | Op::EnterRunInAsyncScope {
-            async_id,
-            trigger_async_id,
-            ..
-        } => vec![*async_id, *trigger_async_id],
-        Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => vec![*async_id],
-        Op::EnterDefaultTriggerScope { trigger_async_id } => vec![*trigger_async_id],
-        _ => Vec::new(),
-    };
-    (ids.iter())
+    (op.ids().into_iter())
         .find(|id| !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(id))
         .map(|id| format!("id {id} is not a safe integer, and Node's ids are JS numbers"))
+}
+
+/// An op that queues a microtask or a promise job: the JavaScript calls of
+/// the microtask and rejection families (`queue-microtask`, `promise-then`,
+/// `promise-reject`, with or without a body; not `end-microtask`).
+fn queues_a_job(op: &Op) -> bool {
+    let facts = op.kind().facts();
+    matches!(facts.family, Family::Microtasks | Family::Rejections) && facts.runs_js
 }
 
 #[cfg(test)]
@@ -456,7 +398,7 @@ mod tests {
 
     fn fate(text: &str, capabilities: Capabilities) -> Fate {
         let ops = trace::parse(text).unwrap_or_else(|e| panic!("{e}")).ops();
-        let mut env = Eager::for_version(capabilities.profile);
+        let mut env = Eager::for_version(capabilities.node_version);
         let mut decider = Decider::new(capabilities);
         for (i, op) in ops.iter().enumerate() {
             match decider.apply(&mut env, op) {
@@ -514,7 +456,7 @@ mod tests {
     #[test]
     fn header_ops_come_first_in_any_order() {
         for caps in [V20(), V26()] {
-            let v = caps.profile;
+            let v = caps.node_version;
             for text in [
                 "entry-module\nno-force-async-hooks-checks".to_string(),
                 format!("node-version {v}\nno-force-async-hooks-checks\nentry-module"),
@@ -522,8 +464,18 @@ mod tests {
                 assert_eq!(fate(&text, caps), Fate::Runs, "{text}");
             }
         }
-        assert_refused("node-version 26", V20(), 0, "this binary's profile is 20");
-        assert_refused("node-version 20", V26(), 0, "this binary's profile is 26");
+        assert_refused(
+            "node-version 26",
+            V20(),
+            0,
+            "this binary's node version is 20",
+        );
+        assert_refused(
+            "node-version 20",
+            V26(),
+            0,
+            "this binary's node version is 26",
+        );
     }
 
     #[test]
@@ -675,7 +627,7 @@ mod tests {
         }
         // A type name the trace syntax cannot write (the program is the
         // trace's text).
-        let mut env = Eager::for_version(V20().profile);
+        let mut env = Eager::for_version(V20().node_version);
         let op = Op::EmitInit {
             async_id: 7,
             type_name: "a b".to_string(),
@@ -693,7 +645,7 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"))
         .ops();
-        let mut env = Eager::for_version(V20().profile);
+        let mut env = Eager::for_version(V20().node_version);
         let mut decider = Decider::new(V20());
         let mut depths = Vec::new();
         for op in &ops {

@@ -146,28 +146,28 @@ pub struct Capabilities {
     /// `AsyncLocalStorage` runs on `AsyncContextFrame` (the default since
     /// Node 24): traces with the ALS ops can run.
     pub async_context_frame: bool,
-    /// The model's version profile for this binary (from its major version).
-    pub profile: NodeVersion,
+    /// The model's node version for this binary (from its major version).
+    pub node_version: NodeVersion,
 }
 
 impl Default for Capabilities {
-    /// v20's: no Global scopes, no frames, the v20 profile.
+    /// v20's: no Global scopes, no frames, node version 20.
     fn default() -> Self {
         Capabilities {
             global_callback_scope: false,
             async_context_frame: false,
-            profile: NodeVersion::V20,
+            node_version: NodeVersion::V20,
         }
     }
 }
 
 impl Capabilities {
-    /// Everything Node 26 offers, and its profile.
+    /// Everything Node 26 offers, and its node version.
     pub fn node26() -> Self {
         Capabilities {
             global_callback_scope: true,
             async_context_frame: true,
-            profile: NodeVersion::V26,
+            node_version: NodeVersion::V26,
         }
     }
 }
@@ -292,7 +292,7 @@ fn header_define(text: &str, name: &str) -> Option<String> {
 /// The C++ standard Node builds addons with: the `-std=gnu++NN` of the
 /// headers' `common.gypi` (node-gyp's settings; gnu++17 for v20, gnu++20 for
 /// v26, whose V8 headers refuse anything older), else gnu++17.
-fn cxx_standard(headers: &Path) -> String {
+pub(crate) fn cxx_standard(headers: &Path) -> String {
     let gypi = std::fs::read_to_string(headers.join("common.gypi")).unwrap_or_default();
     gypi.split("'-std=")
         .skip(1)
@@ -381,6 +381,11 @@ fn check_headers(
     Ok(())
 }
 
+/// The C++ compiler: `$SCOPECHECK_CXX`, else `g++` on `PATH`.
+pub(crate) fn compiler() -> Result<PathBuf, ConformError> {
+    tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)
+}
+
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Harness {
@@ -418,7 +423,7 @@ impl Harness {
             }
             None => tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?,
         };
-        let cxx = tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)?;
+        let cxx = compiler()?;
         let (node_version, modules) = node_identity(&node, timeout)?;
         let headers = header_dir(&node, selection.headers.as_deref())?;
         check_headers(&headers, &node, &node_version, &modules)?;
@@ -471,7 +476,7 @@ impl Harness {
     pub fn describe(&self) -> String {
         let node = std::fs::canonicalize(&self.node).unwrap_or_else(|_| self.node.clone());
         format!(
-            "node {} ({}; addon built against {}; traces with Global<Object>* resources: {}; AsyncLocalStorage ops (AsyncContextFrame): {}; model profile {})",
+            "node {} ({}; addon built against {}; traces with Global<Object>* resources: {}; AsyncLocalStorage ops (AsyncContextFrame): {}; model node version {})",
             self.node_version,
             node.display(),
             self.headers.display(),
@@ -485,7 +490,7 @@ impl Harness {
             } else {
                 "no"
             },
-            self.capabilities.profile
+            self.capabilities.node_version
         )
     }
 
@@ -650,7 +655,7 @@ fn probe_addon(node: &Path, addon: &Path, timeout: Duration) -> Result<Capabilit
             global_callback_scope: v.get("global").and_then(serde_json::Value::as_bool)
                 == Some(true),
             async_context_frame: v.get("frame").and_then(serde_json::Value::as_bool) == Some(true),
-            profile: NodeVersion::of_major(
+            node_version: NodeVersion::of_major(
                 v.get("major")
                     .and_then(serde_json::Value::as_u64)
                     .map_or(0, |m| m as u32),
@@ -666,7 +671,9 @@ fn probe_addon(node: &Path, addon: &Path, timeout: Duration) -> Result<Capabilit
     }
 }
 
-fn build_addon(
+/// Compile `code` into the addon `target` with `cxx` against `headers`
+/// (the C++ standard `std`), through a temporary file in `dir`.
+pub(crate) fn build_addon(
     cxx: &Path,
     std: &str,
     headers: &Path,

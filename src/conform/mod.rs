@@ -238,7 +238,7 @@ struct Prepared {
 }
 
 /// The op that ends `frame` as its function returns.
-fn closing_op(frame: &Frame<EagerStack>) -> Op {
+pub(crate) fn closing_op(frame: &Frame<EagerStack>) -> Op {
     match frame {
         Frame::Native(_) => Op::CloseScope { threw: false },
         Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
@@ -249,7 +249,7 @@ fn closing_op(frame: &Frame<EagerStack>) -> Op {
     }
 }
 
-/// Run `input` on the model, on the binary's own profile, deciding each op
+/// Run `input` on the model, on the binary's own node version, deciding each op
 /// for the binary as it goes. The model's rejection of an op comes first
 /// (the trace is not a Node program), but for an op only Node 26 has, which
 /// on a v20 binary is the binary's refusal; then the first op node cannot
@@ -257,7 +257,7 @@ fn closing_op(frame: &Frame<EagerStack>) -> Op {
 /// op that gets there, before the model runs further.
 fn prepare(input: &[Op], capabilities: Capabilities) -> Result<Prepared, ConformError> {
     let max_nesting = stack::NodeStack::get().max_nesting();
-    let mut env = Eager::for_version(capabilities.profile);
+    let mut env = Eager::for_version(capabilities.node_version);
     let mut decider = Decider::new(capabilities);
     let mut p = Prepared {
         ops: Vec::new(),
@@ -526,11 +526,11 @@ impl Harness {
     }
 
     /// [`conform_random`] with this harness.
-    pub fn conform_random(&self, cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
-        let mut summary = Summary {
+    pub fn conform_random(&self, cases: usize, seed: u64, keep: Option<&Path>) -> ConformReport {
+        let mut summary = ConformReport {
             cases,
             seed,
-            ..Summary::default()
+            ..ConformReport::default()
         };
         let traces: Vec<(usize, Vec<Op>)> = (0..cases)
             .map(|case| (case, random_case(seed, case as u64, self.capabilities)))
@@ -658,7 +658,7 @@ pub const CASE_OPS: usize = 40;
 
 /// Random case `case` of the run with `seed` for a binary with
 /// `capabilities`: the shared generator's ([`CaseGen`]: each op drawn from
-/// the eager model's state, on the binary's profile, which a v20 case names
+/// the eager model's state, on the binary's node version, which a v20 case names
 /// first), without the ops node cannot express there ([`Decider`]): such an
 /// op is dropped and the next one drawn, so that a new op of the generator
 /// is drawn here as soon as the decider lets it through.
@@ -672,8 +672,8 @@ pub fn random_case(seed: u64, case: u64, capabilities: Capabilities) -> Vec<Op> 
             ops.push(op);
         }
     };
-    if capabilities.profile != NodeVersion::V26 {
-        keep(&mut env, Op::NodeVersion(capabilities.profile));
+    if capabilities.node_version != NodeVersion::V26 {
+        keep(&mut env, Op::NodeVersion(capabilities.node_version));
     }
     while let Some(op) = gen.next_op(&env) {
         keep(&mut env, op);
@@ -704,7 +704,7 @@ pub struct CaseMismatch {
 
 /// The result of [`conform_random`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct ConformReport {
     /// Cases asked for.
     pub cases: usize,
     /// Cases run: all of them, unless the run stopped early.
@@ -744,7 +744,7 @@ pub struct Summary {
     pub js_after_handled_exception: usize,
 }
 
-impl Summary {
+impl ConformReport {
     /// Cases with a difference that no documented mismatch explains.
     pub fn unknown_mismatches(&self) -> impl Iterator<Item = &CaseMismatch> {
         self.mismatches.iter().filter(|m| m.unexplained.is_some())
@@ -759,7 +759,7 @@ impl Summary {
     }
 }
 
-impl fmt::Display for Summary {
+impl fmt::Display for ConformReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let known = self
             .mismatches
@@ -848,15 +848,15 @@ impl fmt::Display for Summary {
 /// [`conform_trace`], and tally. With `keep`, case `n`'s files go to
 /// `keep/case-NNNN/`. Uses [`Harness::shared`]; if it cannot be built, every
 /// case is an error saying why.
-pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> Summary {
+pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> ConformReport {
     match Harness::shared() {
         Ok(h) => h.conform_random(cases, seed, keep),
-        Err(e) => Summary {
+        Err(e) => ConformReport {
             cases,
             run: cases,
             seed,
             errors: (0..cases).map(|c| (c, e.to_string())).collect(),
-            ..Summary::default()
+            ..ConformReport::default()
         },
     }
 }
@@ -956,7 +956,7 @@ mod tests {
             prepare(&rejected, v20),
             Err(ConformError::ModelRejected { index: 1, .. })
         ));
-        // An ALS op, which the v20 profile rejects: the binary's refusal.
+        // An ALS op, which node version 20 rejects: the binary's refusal.
         let als = [Op::AlsGetStore(model::vocab::AlsId(1))];
         match prepare(&als, v20) {
             Err(ConformError::Unsupported(u)) => {

@@ -252,7 +252,7 @@ fn corrupted(stderr: &str) -> Option<(AsyncId, AsyncId)> {
 }
 
 /// The `CHECK`s of the vocabulary, by the assertion text node prints.
-const CHECKS: &[(&str, FailedCheck)] = &[
+pub(crate) const CHECKS: &[(&str, FailedCheck)] = &[
     (
         "!(ptr != nullptr) || (!ptr->IsEmpty())",
         FailedCheck::GlobalResourceNotEmpty,

@@ -228,8 +228,8 @@ impl Harness {
             .filter(|(_, step)| !step.expected.is_empty())
             .filter_map(
                 |(i, step)| match verdict.model.get(i).filter(|_| i < verdict.given) {
-                    Some(obs) => step.check(Ok(obs)).err(),
-                    None => step.check(Err(&OpError::Exited)).err(),
+                    Some(obs) => step.meets(Ok(obs)).err(),
+                    None => step.meets(Err(&OpError::Exited)).err(),
                 },
             )
             .collect();
@@ -247,11 +247,11 @@ impl Harness {
 
     /// How many ops at the start of `ops` this binary can run (each one
     /// the [`super::Decider`] accepts in the model's state, on the binary's
-    /// profile), and why the next one cannot, if there is one. An op the
+    /// node version), and why the next one cannot, if there is one. An op the
     /// model rejects, and the ops after the process ended, count as
     /// runnable: [`Harness::conform_trace`] then says what became of them.
     pub fn expressible_prefix(&self, ops: &[model::vocab::Op]) -> (usize, Option<Unsupported>) {
-        let mut env = model::Eager::for_version(self.capabilities.profile);
+        let mut env = model::Eager::for_version(self.capabilities.node_version);
         let mut decider = super::Decider::new(self.capabilities);
         for (i, op) in ops.iter().enumerate() {
             if env.exited {

@@ -5,9 +5,10 @@ use super::context_frame::ContextFrame;
 use super::microtasks::Checkpoint;
 use super::resources::{NativeSlot, ScopeSerial};
 use super::ticks::TickRun;
-use super::{AsyncIdStack, Died, Environment, Frame};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::{
-    AsyncContext, FailedCheck, Observation, ResourceId, ResourceView, ScopeFlags, ScopeKind,
+    AsyncContext, FailedCheck, Holder, NativeResource, Observation, Op, OpKind, ResourceId,
+    ResourceView, ScopeFlags, ScopeKind,
 };
 
 /// The part of `InternalMakeCallback` that runs in JS around the callback
@@ -120,6 +121,131 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
 }
 
 impl<S: AsyncIdStack> Environment<S> {
+    /// When a native scope op can happen, beyond what
+    /// [`Environment::enabled`] asks of every op: `node::MakeCallback` takes
+    /// a `Local` and no flags; `RunTimers` runs from the event loop; a close
+    /// ends the innermost frame, a `close-outer` an addon's scope with
+    /// others inside it.
+    #[inline]
+    pub(super) fn callback_scope_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::OpenScope {
+                kind: ScopeKind::MakeCallback,
+                resource,
+                flags,
+                ..
+            } => {
+                if resource.holder == Holder::Global {
+                    return Err(Refusal::MakeCallbackGlobal);
+                }
+                if *flags != ScopeFlags::default() {
+                    return Err(Refusal::MakeCallbackFlags);
+                }
+                Ok(())
+            }
+            Op::OpenScope {
+                kind: ScopeKind::CallbackScope,
+                ..
+            }
+            | Op::ResetGlobal(_) => Ok(()),
+            Op::TimersScope if self.async_callback_scope_depth > 0 => {
+                Err(Refusal::TimersInsideScope)
+            }
+            Op::TimersScope => Ok(()),
+            Op::CloseScope { .. } => {
+                self.innermost_is(OpKind::CloseScope, |f| matches!(f, Frame::Native(_)))
+            }
+            Op::CloseOuter { outer } => {
+                let Some(index) = self.outer_scope_index(*outer) else {
+                    let open = self.frames.iter().filter(|f| matches!(f, Frame::Native(_)));
+                    return Err(Refusal::TooFewNativeScopes {
+                        outer: *outer,
+                        open: open.count(),
+                    });
+                };
+                let frame = &self.frames[index];
+                match frame {
+                    Frame::Native(scope) if is_addon_scope(scope) => Ok(()),
+                    _ => Err(Refusal::NotAnAddonScope {
+                        outer: *outer,
+                        scope: frame.name(),
+                    }),
+                }
+            }
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What a native scope op does.
+    #[inline]
+    pub(super) fn callback_scope_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::OpenScope {
+                kind,
+                context,
+                resource,
+                flags,
+            } => self.open_scope(*kind, *context, *resource, *flags),
+            Op::TimersScope => {
+                // `InternalCallbackScope scope(env, process, {0, 0})`.
+                let context = AsyncContext {
+                    async_id: 0,
+                    trigger_async_id: 0,
+                };
+                let process = self.heap.local_of_next_scope(ResourceView::Process);
+                let scope =
+                    InternalCallbackScope::open(self, context, process, ScopeFlags::default())?;
+                self.frames.push(Frame::Native(InternalCallbackScope {
+                    run_timers: true,
+                    ..scope
+                }));
+                Ok(())
+            }
+            Op::CloseScope { threw } => self.close_scope(*threw),
+            Op::CloseOuter { outer } => self.close_outer(*outer),
+            Op::ResetGlobal(r) => {
+                self.heap.reset_globals.insert(*r);
+                Ok(())
+            }
+            _ => not_in_family(op),
+        }
+    }
+
+    /// `node::CallbackScope` (a `Local<Object>` or a `Global<Object>*`
+    /// resource) or `InternalMakeCallback` up to the callback.
+    fn open_scope(
+        &mut self,
+        kind: ScopeKind,
+        context: AsyncContext,
+        resource: NativeResource,
+        flags: ScopeFlags,
+    ) -> Result<(), Died> {
+        let slot = match resource.holder {
+            Holder::Local => self
+                .heap
+                .local_of_next_scope(ResourceView::Resource(resource.id)),
+            Holder::Global => NativeSlot::Global(resource.id),
+        };
+        match kind {
+            ScopeKind::CallbackScope => {
+                let scope = InternalCallbackScope::open(self, context, slot, flags)?;
+                self.frames.push(Frame::Native(scope));
+                Ok(())
+            }
+            ScopeKind::MakeCallback => self.internal_make_callback(context, resource.id),
+        }
+    }
+
+    /// The index in [`Environment::frames`] of the native scope with
+    /// `outer` native scopes inside it (`close-outer`), if there is one.
+    pub(crate) fn outer_scope_index(&self, outer: u32) -> Option<usize> {
+        (self.frames.iter().enumerate())
+            .filter(|(_, f)| matches!(f, Frame::Native(_)))
+            .map(|(i, _)| i)
+            .rev()
+            .nth(outer as usize)
+    }
+
     /// `InternalMakeCallback` up to the call of the callback: with the
     /// trampoline installed the scope skips hooks, and `callbackTrampoline`
     /// runs when `kBefore + kAfter + kUsesExecutionAsyncResource > 0`; it
@@ -300,4 +426,11 @@ impl<S: AsyncIdStack> Environment<S> {
         self.async_hooks.cost.crossings += 1;
         self.process_ticks_and_rejections(TickRun::Close(Box::new(scope)))
     }
+}
+
+/// A `node::CallbackScope` an addon opened, which `napi_close_callback_scope`
+/// may delete out of order: not the main script's, RunTimers' or a
+/// MakeCallback's.
+fn is_addon_scope<S: AsyncIdStack>(scope: &InternalCallbackScope<S>) -> bool {
+    !scope.is_bare() && scope.kind == ScopeKind::CallbackScope
 }

@@ -32,18 +32,18 @@
 //!
 //! On v20 (and on Node 26 with `--no-async-context-frame`)
 //! `AsyncLocalStorage` is built on async hooks instead (an init hook and
-//! `executionAsyncResource()`); the v20 profile refuses the ALS ops
-//! (`docs/spec.md`, "Version profiles").
+//! `executionAsyncResource()`); node version 20 refuses the ALS ops
+//! (`docs/spec.md`, "Node versions").
 
-use super::{AsyncIdStack, Environment, Frame};
-use crate::vocab::{AlsId, ResourceId, StoreValue};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::{AlsId, Observation, Op, OpKind, ResourceId, StoreValue};
 use std::collections::BTreeMap;
 
-/// An `AsyncContextFrame`: each `AsyncLocalStorage` with a store in it, and
-/// the store. A storage whose store is `undefined` is left out: without a
-/// `defaultValue` (the traces never give one), `getStore()` answers
+/// An `AsyncContextFrame`: each `AsyncLocalStorage` in it, and its store
+/// (`None`: `undefined`). A storage set to `undefined` is left out unless it
+/// has a `defaultValue` (`als-default`): without one, `getStore()` answers
 /// `undefined` for a storage set to `undefined` and for one not in the frame
-/// alike. `None` is no frame at all (`undefined`, what native scopes
+/// alike; with one, the second answers the default. `None` is no frame at all (`undefined`, what native scopes
 /// exchange in); `Some` is a frame object, which `queueMicrotask` tests for
 /// truth even when it holds no store (after `als.exit` or `enterWith` of
 /// `undefined`). One pointer, so that the states the explorer stores (a
@@ -52,23 +52,31 @@ use std::collections::BTreeMap;
 // The box is the point: 8 bytes where a `BTreeMap` takes 24.
 #[allow(clippy::box_collection)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ContextFrame(Option<Box<BTreeMap<AlsId, StoreValue>>>);
+pub struct ContextFrame(Option<Box<BTreeMap<AlsId, Option<StoreValue>>>>);
 
 impl ContextFrame {
-    /// `frame?.get(als)`: the store of `als` in this frame.
-    pub fn get(&self, als: AlsId) -> Option<StoreValue> {
+    /// `frame?.has(als) ? frame.get(als)`: the store of `als` in this frame,
+    /// `None` when the frame lacks it.
+    pub fn lookup(&self, als: AlsId) -> Option<Option<StoreValue>> {
         self.0.as_ref().and_then(|m| m.get(&als).copied())
     }
 
     /// `new AsyncContextFrame(als, data)`: a copy of this frame with `als`
-    /// set to `data`.
-    pub fn with(&self, als: AlsId, data: Option<StoreValue>) -> ContextFrame {
+    /// set to `data`; `undefined` is kept only when `keep_undefined` (the
+    /// storage has a default, which a frame without it would answer).
+    pub fn with(&self, als: AlsId, data: Option<StoreValue>, keep_undefined: bool) -> ContextFrame {
         let mut map = self.0.as_deref().cloned().unwrap_or_default();
-        match data {
-            Some(v) => map.insert(als, v),
-            None => map.remove(&als),
-        };
+        if data.is_some() || keep_undefined {
+            map.insert(als, data);
+        } else {
+            map.remove(&als);
+        }
         ContextFrame(Some(Box::new(map)))
+    }
+
+    /// Each storage in this frame, with or without a store.
+    fn storages(&self) -> impl Iterator<Item = AlsId> + '_ {
+        self.0.iter().flat_map(|m| m.keys().copied())
     }
 
     /// Whether there is no frame object (`AsyncContextFrame.current()` is
@@ -79,42 +87,126 @@ impl ContextFrame {
 
     /// Whether some storage has a store here.
     pub fn has_stores(&self) -> bool {
-        self.0.as_ref().is_some_and(|m| !m.is_empty())
-    }
-
-    /// Each storage with a store here, and the store, in storage order.
-    pub fn iter(&self) -> impl Iterator<Item = (AlsId, StoreValue)> + '_ {
-        self.0.iter().flat_map(|m| m.iter().map(|(&a, &v)| (a, v)))
+        self.0
+            .as_ref()
+            .is_some_and(|m| m.values().any(Option::is_some))
     }
 }
 
-/// The frame each `AsyncResource` of the trace captured (`async-resource R`),
-/// by its object; one pointer, `None` while there is none.
-#[allow(clippy::box_collection)]
+/// The trace's JavaScript objects, as far as `AsyncContextFrame` goes: the
+/// frame each `AsyncResource` captured at construction (`async-resource R`,
+/// `this[contextFrameSymbol]`), and each `AsyncLocalStorage`'s
+/// `defaultValue` (`als-default`, `#defaultValue`). One pointer, `None`
+/// while there is nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ResourceFrames(Option<Box<BTreeMap<ResourceId, ContextFrame>>>);
+pub struct JsObjects(Option<Box<Objects>>);
 
-impl ResourceFrames {
+/// What [`JsObjects`] holds once there is something.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Objects {
+    /// The frame each `AsyncResource` captured, by its object.
+    resource_frames: BTreeMap<ResourceId, ContextFrame>,
+    /// The `defaultValue` of each storage made with one.
+    defaults: BTreeMap<AlsId, StoreValue>,
+}
+
+impl JsObjects {
     /// The frame `R` captured, if `async-resource R` ran.
-    pub fn get(&self, r: &ResourceId) -> Option<&ContextFrame> {
-        self.0.as_ref().and_then(|m| m.get(r))
+    pub fn resource_frame(&self, r: &ResourceId) -> Option<&ContextFrame> {
+        self.0.as_ref().and_then(|o| o.resource_frames.get(r))
     }
 
     /// `R` captures `frame`.
-    pub fn insert(&mut self, r: ResourceId, frame: ContextFrame) {
-        self.0.get_or_insert_with(Default::default).insert(r, frame);
+    fn capture(&mut self, r: ResourceId, frame: ContextFrame) {
+        let objects = self.0.get_or_insert_with(Default::default);
+        objects.resource_frames.insert(r, frame);
+    }
+
+    /// `als` is made with `defaultValue: value`.
+    fn set_default(&mut self, als: AlsId, value: StoreValue) {
+        let objects = self.0.get_or_insert_with(Default::default);
+        objects.defaults.insert(als, value);
+    }
+
+    /// The `defaultValue` of `als`, if it was made with one.
+    pub fn default_of(&self, als: AlsId) -> Option<StoreValue> {
+        self.0.as_ref().and_then(|o| o.defaults.get(&als).copied())
+    }
+
+    /// Each storage made with a default.
+    fn with_defaults(&self) -> impl Iterator<Item = AlsId> + '_ {
+        self.0.iter().flat_map(|o| o.defaults.keys().copied())
+    }
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When an `AsyncLocalStorage` op can happen, beyond what
+    /// [`Environment::enabled`] asks of every op (they are JavaScript of
+    /// Node 26): the `finally` of `als.run` ends the innermost frame, which
+    /// must be its own.
+    #[inline]
+    pub(super) fn context_frame_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::EndAlsRun => {
+                self.innermost_is(OpKind::EndAlsRun, |f| matches!(f, Frame::AlsRun { .. }))
+            }
+            Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_)
+            | Op::AlsDefault { .. } => Ok(()),
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What an `AsyncLocalStorage` op does.
+    #[inline]
+    pub(super) fn context_frame_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::AlsRun { als, store } => self.als_run(*als, Some(*store)),
+            Op::AlsExit(als) => self.als_run(*als, None),
+            Op::EndAlsRun => self.end_als_run(),
+            Op::AlsEnterWith { als, store } => self.als_enter_with(*als, Some(*store)),
+            Op::AlsGetStore(als) => {
+                let value = self.als_get_store(*als);
+                self.out.push(Observation::Store { als: *als, value });
+            }
+            Op::AsyncResource(r) => self.async_resource(*r),
+            Op::AlsDefault { als, value } => self.js_objects.set_default(*als, *value),
+            _ => not_in_family(op),
+        }
+        Ok(())
     }
 }
 
 impl<S: AsyncIdStack> Environment<S> {
     /// `als.enterWith(data)`: `AsyncContextFrame.set(new AsyncContextFrame(als, data))`.
     pub(crate) fn als_enter_with(&mut self, als: AlsId, data: Option<StoreValue>) {
-        self.context_frame = self.context_frame.with(als, data);
+        let has_default = self.js_objects.default_of(als).is_some();
+        self.context_frame = self.context_frame.with(als, data, has_default);
     }
 
-    /// `als.getStore()`: `AsyncContextFrame.current()?.get(als)`.
+    /// `als.getStore()`: `if (!frame?.has(this)) return this.#defaultValue;
+    /// return frame?.get(this)`, with `frame = AsyncContextFrame.current()`.
     pub(crate) fn als_get_store(&self, als: AlsId) -> Option<StoreValue> {
-        self.context_frame.get(als)
+        match self.context_frame.lookup(als) {
+            Some(store) => store,
+            None => self.js_objects.default_of(als),
+        }
+    }
+
+    /// `getStore()` of every storage, in storage order, those that are not
+    /// `undefined`: what a tick's callback writes (the node side reads every
+    /// storage the program made). A storage absent from the current frame
+    /// answers its default, if it has one, else `undefined`.
+    pub(crate) fn stores_seen(&self) -> Vec<(AlsId, StoreValue)> {
+        let storages: std::collections::BTreeSet<AlsId> = (self.context_frame.storages())
+            .chain(self.js_objects.with_defaults())
+            .collect();
+        (storages.into_iter())
+            .filter_map(|als| self.als_get_store(als).map(|v| (als, v)))
+            .collect()
     }
 
     /// `als.run(data, fn)` up to the call of `fn` (`als.exit(fn)` is
@@ -155,7 +247,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `new AsyncResource()` for the object `r`, as far as the frame goes:
     /// `this[contextFrameSymbol] = AsyncContextFrame.current()`.
     pub(crate) fn async_resource(&mut self, r: ResourceId) {
-        (self.async_resource_frames).insert(r, self.context_frame.clone());
+        self.js_objects.capture(r, self.context_frame.clone());
     }
 }
 
@@ -166,16 +258,27 @@ mod tests {
     #[test]
     fn enter_with_copies_the_frame_and_undefined_leaves_the_storage_out() {
         let empty = ContextFrame::default();
-        let a = empty.with(AlsId(1), Some(3));
-        let b = a.with(AlsId(2), Some(4));
-        assert_eq!((a.get(AlsId(1)), a.get(AlsId(2))), (Some(3), None));
-        assert_eq!((b.get(AlsId(1)), b.get(AlsId(2))), (Some(3), Some(4)));
+        let a = empty.with(AlsId(1), Some(3), false);
+        let b = a.with(AlsId(2), Some(4), false);
+        assert_eq!(
+            (a.lookup(AlsId(1)), a.lookup(AlsId(2))),
+            (Some(Some(3)), None)
+        );
+        assert_eq!(
+            (b.lookup(AlsId(1)), b.lookup(AlsId(2))),
+            (Some(Some(3)), Some(Some(4)))
+        );
         // `exit` is `run(undefined)`: the same answers as a frame without it.
-        assert_eq!(b.with(AlsId(1), None), empty.with(AlsId(2), Some(4)));
+        let exited_b = b.with(AlsId(1), None, false);
+        assert_eq!(exited_b, empty.with(AlsId(2), Some(4), false));
         assert!(empty.is_undefined() && !empty.has_stores());
         assert!(!a.is_undefined() && a.has_stores());
         // A frame object with no store left is still a frame (truthy).
-        let exited = a.with(AlsId(1), None);
+        let exited = a.with(AlsId(1), None, false);
         assert!(!exited.is_undefined() && !exited.has_stores());
+        // A storage with a default keeps `undefined`: the frame has it.
+        let kept = a.with(AlsId(1), None, true);
+        assert_eq!(kept.lookup(AlsId(1)), Some(None));
+        assert!(!kept.has_stores());
     }
 }

@@ -1,20 +1,19 @@
 //! When each op can happen: [`Environment::enabled`], the enabling
-//! condition of every entry point, apart from what the entry point does
-//! (the rest of [`super`]). As in a TLA+ action, the conjuncts come first
-//! and the effect after: [`Runtime::apply`](crate::vocab::Runtime::apply)
-//! is `enabled`, then the effect, which never refuses.
+//! condition of every entry point, apart from what the entry point does.
+//! As in a TLA+ action, the conjuncts come first and the effect after:
+//! [`Runtime::apply`](crate::vocab::Runtime::apply) is `enabled`, then the
+//! effect, which never refuses. The conjuncts every op shares are here, with
+//! [`Refusal`], the one list of explanations; an op's own conjuncts are in
+//! its family's module, beside its effect ([`crate::vocab::Family`]).
 //!
 //! A refusal is not Node's behaviour: it says the trace asks for something
 //! no program can do in this state (JavaScript with no native scope open,
 //! closing a frame that is not the innermost), or something the model does
 //! not describe (an exception that leaves a microtask), and why.
 
-use super::callback_scope::InternalCallbackScope;
-use super::ticks::TickRun;
 use super::{AsyncIdStack, Environment, Frame};
 use crate::vocab::{
-    AlsId, AsyncId, Holder, HookId, NodeVersion, Op, OpError, OpKind, ResourceId, ScopeFlags,
-    ScopeKind,
+    AlsId, AsyncId, Facts, Family, HookId, NodeVersion, Op, OpError, OpKind, ResourceId,
 };
 use std::fmt;
 
@@ -86,11 +85,11 @@ pub enum Refusal<'op> {
     JsWhileStopping(&'op Op),
     /// JavaScript with no native scope open.
     JsOutsideScopes(&'op Op),
-    /// An `AsyncLocalStorage` op (or `async-resource`) on the v20 profile.
+    /// An `AsyncLocalStorage` op (or `async-resource`) on node version 20.
     AlsOnV20(&'op Op),
-    /// A `Global<Object>*` resource on the v20 profile.
+    /// A `Global<Object>*` resource on node version 20.
     GlobalOnV20(ResourceId),
-    /// `reset-global` on the v20 profile.
+    /// `reset-global` on node version 20.
     ResetGlobalOnV20(ResourceId),
     /// `make-callback ... global R`.
     MakeCallbackGlobal,
@@ -157,7 +156,7 @@ impl fmt::Display for Refusal<'_> {
             ),
             Refusal::AlsOnV20(op) => write!(
                 f,
-                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on the 26 profile (drop `node-version 20`)"
+                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on node version 26 (drop `node-version 20`)"
             ),
             Refusal::GlobalOnV20(r) => write!(
                 f,
@@ -262,11 +261,20 @@ impl From<Refusal<'_>> for OpError {
 }
 
 impl<S: AsyncIdStack> Environment<S> {
-    /// Whether `op` can happen now, and if not, why: the conditions every op
+    /// Whether `op` can happen now, and if not, why: the conjuncts every op
     /// shares (the process is alive; after a callback threw only its close
-    /// follows; header ops come first; the v20 profile lacks what needs
-    /// Node 26), then the op's own.
+    /// follows; header ops come first; node version 20 lacks what needs
+    /// Node 26; JavaScript needs an open native scope and an environment
+    /// that is not stopping), then the op's own, in the module of its
+    /// [`Family`] (`*_enabled`, beside the family's `*_effect`).
+    #[inline]
     pub fn enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        self.enabled_with(op, op.kind().facts())
+    }
+
+    /// [`Environment::enabled`], given the facts of the op's kind (`apply`
+    /// looks them up once for both halves).
+    pub(super) fn enabled_with<'op>(&self, op: &'op Op, facts: Facts) -> Result<(), Refusal<'op>> {
         if self.exited {
             return Err(Refusal::Exited);
         }
@@ -279,7 +287,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 return Err(Refusal::BareScopeThrew);
             }
         }
-        if op.kind().is_header() && self.program_started {
+        if facts.header && self.program_started {
             return Err(Refusal::HeaderAfterStart(op));
         }
         if self.version == NodeVersion::V20 && op.needs_node26() {
@@ -289,136 +297,26 @@ impl<S: AsyncIdStack> Environment<S> {
                 _ => Refusal::AlsOnV20(op),
             });
         }
-        match op {
-            Op::NoForceAsyncHooksChecks => {
-                if self.async_hooks.fields.k_check == 0 {
-                    return Err(Refusal::ChecksAlreadyOff);
-                }
-                Ok(())
-            }
-            Op::EntryModule => match self.frames.as_slice() {
-                [Frame::Native(main)] if main.pushed_ids => Ok(()),
-                _ => Err(Refusal::ModuleNotFirst),
-            },
-            Op::NodeVersion(_) | Op::Stop => Ok(()),
-            Op::OpenScope {
-                kind,
-                resource,
-                flags,
-                ..
-            } => match kind {
-                ScopeKind::CallbackScope => Ok(()),
-                ScopeKind::MakeCallback if resource.holder == Holder::Global => {
-                    Err(Refusal::MakeCallbackGlobal)
-                }
-                ScopeKind::MakeCallback if *flags != ScopeFlags::default() => {
-                    Err(Refusal::MakeCallbackFlags)
-                }
-                ScopeKind::MakeCallback => Ok(()),
-            },
-            Op::TimersScope => {
-                if self.async_callback_scope_depth > 0 {
-                    return Err(Refusal::TimersInsideScope);
-                }
-                Ok(())
-            }
-            Op::CloseScope { .. } => {
-                self.innermost_is(OpKind::CloseScope, |f| matches!(f, Frame::Native(_)))
-            }
-            Op::CloseOuter { outer } => {
-                let Some(index) = self.outer_scope_index(*outer) else {
-                    let open = self.frames.iter().filter(|f| matches!(f, Frame::Native(_)));
-                    return Err(Refusal::TooFewNativeScopes {
-                        outer: *outer,
-                        open: open.count(),
-                    });
-                };
-                let frame = &self.frames[index];
-                match frame {
-                    Frame::Native(scope) if is_addon_scope(scope) => Ok(()),
-                    _ => Err(Refusal::NotAnAddonScope {
-                        outer: *outer,
-                        scope: frame.name(),
-                    }),
-                }
-            }
-            Op::ResetGlobal(_) => Ok(()),
-            Op::CreateHook { hook, .. } => {
-                self.js_can_run(op)?;
-                if self.hooks.created.contains_key(hook) {
-                    return Err(Refusal::HookExists(*hook));
-                }
-                Ok(())
-            }
-            Op::EnableHook(hook) | Op::DisableHook(hook) => {
-                self.js_can_run(op)?;
-                if !self.hooks.created.contains_key(hook) {
-                    return Err(Refusal::HookMissing(*hook));
-                }
-                Ok(())
-            }
-            Op::EmitInit { .. }
-            | Op::EmitBefore { .. }
-            | Op::EmitAfter { .. }
-            | Op::EmitDestroy { .. }
-            | Op::EnterRunInAsyncScope { .. }
-            | Op::EnterDefaultTriggerScope { .. }
-            | Op::NextTick { .. }
-            | Op::NextTickBody
-            | Op::TickCallback
-            | Op::PromiseThen
-            | Op::PromiseThenBody
-            | Op::PromiseReject
-            | Op::ExecutionAsyncId
-            | Op::TriggerAsyncId
-            | Op::ExecutionAsyncResource
-            | Op::DefaultTriggerAsyncId
-            | Op::NewAsyncId
-            | Op::ClearAsyncIdStack => self.js_can_run(op),
-            Op::QueueMicrotask | Op::QueueMicrotaskBody => {
-                self.js_can_run(op)?;
-                if self.queue_microtask_throws() {
-                    let trigger = self.get_default_trigger_async_id();
-                    return Err(Refusal::MicrotaskTriggerInvalid(trigger));
-                }
-                Ok(())
-            }
-            Op::ExitRunInAsyncScope => self.innermost_is(OpKind::ExitRunInAsyncScope, |f| {
-                matches!(f, Frame::RunInAsyncScope { .. })
-            }),
-            Op::ExitDefaultTriggerScope => self
-                .innermost_is(OpKind::ExitDefaultTriggerScope, |f| {
-                    matches!(f, Frame::DefaultTriggerScope { .. })
-                }),
-            Op::EndTick => self.innermost_is(OpKind::EndTick, |f| matches!(f, Frame::Tick { .. })),
-            Op::EndMicrotask => self.innermost_is(OpKind::EndMicrotask, |f| {
-                matches!(f, Frame::Microtask { .. })
-            }),
-            Op::UncaughtException { .. } => {
-                self.js_can_run(op)?;
-                match self.frames.last() {
-                    Some(Frame::Native(_)) => Ok(()),
-                    Some(Frame::Microtask { .. }) => Err(Refusal::ThrowLeavesMicrotask),
-                    Some(Frame::Tick { .. }) => self.tick_throw_stays_out_of_microtasks(),
-                    Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
-                    None => Err(Refusal::NothingOpen(OpKind::UncaughtException)),
-                }
-            }
-            Op::AlsRun { .. }
-            | Op::AlsExit(_)
-            | Op::AlsEnterWith { .. }
-            | Op::AlsGetStore(_)
-            | Op::AsyncResource(_) => self.js_can_run(op),
-            Op::EndAlsRun => {
-                self.innermost_is(OpKind::EndAlsRun, |f| matches!(f, Frame::AlsRun { .. }))
-            }
+        if facts.runs_js {
+            self.js_can_run(op)?;
+        }
+        match facts.family {
+            Family::Process => self.process_enabled(op),
+            Family::CallbackScope => self.callback_scope_enabled(op),
+            Family::Hooks => self.hooks_enabled(op),
+            Family::Js => self.js_enabled(op),
+            Family::Ticks => self.ticks_enabled(op),
+            Family::Microtasks => self.microtasks_enabled(op),
+            Family::Rejections => self.rejections_enabled(op),
+            Family::Exceptions => self.exceptions_enabled(op),
+            Family::ContextFrame => self.context_frame_enabled(op),
         }
     }
 
     /// JavaScript runs: the environment is not stopping, and a native scope
     /// is open (the main script's, a callback's, or a `Close` that runs the
     /// queues).
-    fn js_can_run<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+    pub(super) fn js_can_run<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         if self.is_stopping {
             return Err(Refusal::JsWhileStopping(op));
         }
@@ -429,7 +327,7 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// The innermost frame is the one `kind` ends (`is`).
-    fn innermost_is(
+    pub(super) fn innermost_is(
         &self,
         kind: OpKind,
         is: impl Fn(&Frame<S>) -> bool,
@@ -440,39 +338,4 @@ impl<S: AsyncIdStack> Environment<S> {
             None => Err(Refusal::NothingOpen(kind)),
         }
     }
-
-    /// An exception thrown in a tick's callback leaves the frames up to
-    /// where it is reported (the `Close` that ran the tick, or a native
-    /// scope); the model refuses it when one of them is a microtask's.
-    fn tick_throw_stays_out_of_microtasks(&self) -> Result<(), Refusal<'static>> {
-        for frame in self.frames.iter().rev() {
-            match frame {
-                Frame::Microtask { .. } => return Err(Refusal::ThrowLeavesMicrotask),
-                Frame::Tick {
-                    run: TickRun::Close(_),
-                    ..
-                }
-                | Frame::Native(_) => break,
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// The index in [`Environment::frames`] of the native scope with
-    /// `outer` native scopes inside it (`close-outer`), if there is one.
-    pub(crate) fn outer_scope_index(&self, outer: u32) -> Option<usize> {
-        (self.frames.iter().enumerate())
-            .filter(|(_, f)| matches!(f, Frame::Native(_)))
-            .map(|(i, _)| i)
-            .rev()
-            .nth(outer as usize)
-    }
-}
-
-/// A `node::CallbackScope` an addon opened, which `napi_close_callback_scope`
-/// may delete out of order: not the main script's, RunTimers' or a
-/// MakeCallback's.
-fn is_addon_scope<S: AsyncIdStack>(scope: &InternalCallbackScope<S>) -> bool {
-    !scope.is_bare() && scope.kind == ScopeKind::CallbackScope
 }

@@ -1,7 +1,59 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
-use super::{AsyncIdStack, Died, Environment, Frame};
-use crate::vocab::{Observation, ResourceView, ScopeKind};
+use super::ticks::TickRun;
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind};
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When `uncaught-exception` can happen, beyond what
+    /// [`Environment::enabled`] asks of every op (the throw is JavaScript):
+    /// it reaches a native scope, or a tick's callback, and leaves no
+    /// microtask's callback (the model does not describe that).
+    #[inline]
+    pub(super) fn exceptions_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::UncaughtException { .. } => match self.frames.last() {
+                Some(Frame::Native(_)) => Ok(()),
+                Some(Frame::Microtask { .. }) => Err(Refusal::ThrowLeavesMicrotask),
+                Some(Frame::Tick { .. }) => self.tick_throw_stays_out_of_microtasks(),
+                Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
+                None => Err(Refusal::NothingOpen(OpKind::UncaughtException)),
+            },
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What `uncaught-exception` does: a tick's callback threw, or the
+    /// callback of the innermost native scope.
+    #[inline]
+    pub(super) fn exceptions_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::UncaughtException { handled } => match self.frames.last() {
+                Some(Frame::Tick { .. }) => self.tick_threw(*handled),
+                _ => self.on_global_uncaught_exception(*handled),
+            },
+            _ => not_in_family(op),
+        }
+    }
+
+    /// An exception thrown in a tick's callback leaves the frames up to
+    /// where it is reported (the `Close` that ran the tick, or a native
+    /// scope); the model refuses it when one of them is a microtask's.
+    fn tick_throw_stays_out_of_microtasks(&self) -> Result<(), Refusal<'static>> {
+        for frame in self.frames.iter().rev() {
+            match frame {
+                Frame::Microtask { .. } => return Err(Refusal::ThrowLeavesMicrotask),
+                Frame::Tick {
+                    run: TickRun::Close(_),
+                    ..
+                }
+                | Frame::Native(_) => break,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
 
 impl<S: AsyncIdStack> Environment<S> {
     /// The handler C++ calls for an uncaught exception: clear the default

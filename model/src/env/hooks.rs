@@ -2,8 +2,8 @@
 //! (`lib/internal/async_hooks.js` `emitHook`, `emitInitNative`; `AsyncWrap::EmitBefore`
 //! / `EmitAfter` in `src/async_wrap.cc`).
 
-use super::{AsyncIdStack, Environment};
-use crate::vocab::{AsyncId, HookCallbacks, HookEvent, HookId, Observation, ResourceView};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Refusal};
+use crate::vocab::{AsyncId, HookCallbacks, HookEvent, HookId, Observation, Op, ResourceView};
 use std::collections::BTreeMap;
 
 /// The hooks a program created, and `active_hooks.array` in enable order.
@@ -27,6 +27,39 @@ pub enum HookKind {
     After,
     /// `destroy_symbol`.
     Destroy,
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When a hook op can happen, beyond what [`Environment::enabled`] asks
+    /// of every op (it is JavaScript): a hook is created once, and enabled
+    /// or disabled once created.
+    #[inline]
+    pub(super) fn hooks_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::CreateHook { hook, .. } if self.hooks.created.contains_key(hook) => {
+                Err(Refusal::HookExists(*hook))
+            }
+            Op::EnableHook(hook) | Op::DisableHook(hook)
+                if !self.hooks.created.contains_key(hook) =>
+            {
+                Err(Refusal::HookMissing(*hook))
+            }
+            Op::CreateHook { .. } | Op::EnableHook(_) | Op::DisableHook(_) => Ok(()),
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What a hook op does.
+    #[inline]
+    pub(super) fn hooks_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::CreateHook { hook, callbacks } => self.create_hook(*hook, *callbacks),
+            Op::EnableHook(h) => self.enable_hook(*h),
+            Op::DisableHook(h) => self.disable_hook(*h),
+            _ => not_in_family(op),
+        }
+        Ok(())
+    }
 }
 
 impl<S: AsyncIdStack> Environment<S> {

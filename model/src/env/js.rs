@@ -2,8 +2,167 @@
 //! from `lib/async_hooks.js`).
 
 use super::hooks::HookKind;
-use super::{AsyncIdStack, Died, Environment};
-use crate::vocab::{AsyncId, ResourceView};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::{AsyncId, Observation, Op, OpKind, ResourceView};
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When a JS op of `lib/internal/async_hooks.js` can happen, beyond what
+    /// [`Environment::enabled`] asks of every op (the calls are JavaScript):
+    /// the `finally` of `runInAsyncScope` or `defaultTriggerAsyncIdScope`
+    /// ends the innermost frame, which must be its own.
+    #[inline]
+    pub(super) fn js_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::ExitRunInAsyncScope => self.innermost_is(OpKind::ExitRunInAsyncScope, |f| {
+                matches!(f, Frame::RunInAsyncScope { .. })
+            }),
+            Op::ExitDefaultTriggerScope => self
+                .innermost_is(OpKind::ExitDefaultTriggerScope, |f| {
+                    matches!(f, Frame::DefaultTriggerScope { .. })
+                }),
+            Op::EmitInit { .. }
+            | Op::EmitBefore { .. }
+            | Op::EmitAfter { .. }
+            | Op::EmitDestroy { .. }
+            | Op::EnterRunInAsyncScope { .. }
+            | Op::EnterDefaultTriggerScope { .. }
+            | Op::ExecutionAsyncId
+            | Op::TriggerAsyncId
+            | Op::ExecutionAsyncResource
+            | Op::DefaultTriggerAsyncId
+            | Op::NewAsyncId
+            | Op::ClearAsyncIdStack => Ok(()),
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What a JS op of `lib/internal/async_hooks.js` does.
+    #[inline]
+    pub(super) fn js_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::EmitInit {
+                async_id,
+                type_name,
+                trigger_async_id,
+                resource,
+            } => {
+                self.emit_init_script(
+                    *async_id,
+                    type_name,
+                    *trigger_async_id,
+                    resource.map(ResourceView::Resource),
+                );
+                Ok(())
+            }
+            Op::EmitBefore {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => self.emit_before_script(
+                *async_id,
+                *trigger_async_id,
+                resource.map(ResourceView::Resource),
+            ),
+            Op::EmitAfter { async_id } => self.emit_after_script(*async_id),
+            Op::EmitDestroy { async_id } => {
+                self.emit_destroy_script(*async_id);
+                Ok(())
+            }
+            Op::EnterRunInAsyncScope {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => {
+                // The frame the AsyncResource captured when it was made
+                // (`async-resource R`), else it is made here and captures
+                // the current one; `runInAsyncScope` exchanges it in after
+                // `emitBefore`.
+                let captured = (self.js_objects.resource_frame(resource))
+                    .unwrap_or(&self.context_frame)
+                    .clone();
+                self.emit_before_script(
+                    *async_id,
+                    *trigger_async_id,
+                    Some(ResourceView::Resource(*resource)),
+                )?;
+                let prior_context_frame = std::mem::replace(&mut self.context_frame, captured);
+                self.frames.push(Frame::RunInAsyncScope {
+                    async_id: *async_id,
+                    prior_context_frame,
+                });
+                Ok(())
+            }
+            Op::ExitRunInAsyncScope => {
+                let Some(Frame::RunInAsyncScope {
+                    async_id,
+                    prior_context_frame,
+                }) = self.frames.pop()
+                else {
+                    unreachable!("enabled checked that the innermost frame is a run-in-async-scope")
+                };
+                if !self.is_stopping {
+                    // `AsyncContextFrame.set(prior)`, then the rest of the `finally`.
+                    self.context_frame = prior_context_frame;
+                    self.run_in_async_scope_finally(async_id)?;
+                }
+                Ok(())
+            }
+            Op::EnterDefaultTriggerScope { trigger_async_id } => {
+                let old = self.enter_default_trigger_scope(*trigger_async_id);
+                self.frames.push(Frame::DefaultTriggerScope {
+                    old_default_trigger_async_id: old,
+                });
+                Ok(())
+            }
+            Op::ExitDefaultTriggerScope => {
+                let Some(Frame::DefaultTriggerScope {
+                    old_default_trigger_async_id,
+                }) = self.frames.pop()
+                else {
+                    unreachable!(
+                        "enabled checked that the innermost frame is a default-trigger-scope"
+                    )
+                };
+                if !self.is_stopping {
+                    self.async_hooks.async_id_fields.k_default_trigger_async_id =
+                        old_default_trigger_async_id;
+                }
+                Ok(())
+            }
+            Op::ExecutionAsyncId => {
+                let id = self.async_hooks.async_id_fields.k_execution_async_id;
+                self.out.push(Observation::ExecutionAsyncId(id));
+                Ok(())
+            }
+            Op::TriggerAsyncId => {
+                let id = self.async_hooks.async_id_fields.k_trigger_async_id;
+                self.out.push(Observation::TriggerAsyncId(id));
+                Ok(())
+            }
+            Op::ExecutionAsyncResource => {
+                let r = self.execution_async_resource();
+                self.out.push(Observation::ExecutionAsyncResource(r));
+                Ok(())
+            }
+            Op::DefaultTriggerAsyncId => {
+                let id = self.get_default_trigger_async_id();
+                self.out.push(Observation::DefaultTriggerAsyncId(id));
+                Ok(())
+            }
+            Op::NewAsyncId => {
+                let id = self.new_async_id();
+                self.out.push(Observation::NewAsyncId(id));
+                Ok(())
+            }
+            Op::ClearAsyncIdStack => {
+                self.async_hooks.cost.crossings += 1;
+                S::clear_async_id_stack(&mut self.async_hooks, !self.is_stopping);
+                Ok(())
+            }
+            _ => not_in_family(op),
+        }
+    }
+}
 
 impl<S: AsyncIdStack> Environment<S> {
     /// `pushAsyncContext(asyncId, triggerAsyncId, resource)`, as the store does it.

@@ -11,8 +11,8 @@
 use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
 use super::ticks::TickRun;
-use super::{AsyncIdStack, Died, Environment, Frame};
-use crate::vocab::{AsyncId, HookEvent, NodeVersion, Observation, ResourceView};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::{AsyncId, HookEvent, NodeVersion, Observation, Op, OpKind, ResourceView};
 use std::collections::VecDeque;
 
 /// A promise's `[async_id_symbol]` and `[trigger_async_id_symbol]`, once
@@ -119,6 +119,46 @@ pub struct Microtasks {
     pub want_promise_hook: bool,
     /// `stopPromiseHook` is set: the hooks installed.
     pub installed: Option<PromiseHookMode>,
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When a microtask op can happen, beyond what [`Environment::enabled`]
+    /// asks of every op: `queueMicrotask` does not throw for its trigger
+    /// (the model has no op that throws); `end-microtask` ends the innermost
+    /// frame, a microtask's callback.
+    #[inline]
+    pub(super) fn microtasks_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::QueueMicrotask | Op::QueueMicrotaskBody if self.queue_microtask_throws() => {
+                let trigger = self.get_default_trigger_async_id();
+                Err(Refusal::MicrotaskTriggerInvalid(trigger))
+            }
+            Op::EndMicrotask => self.innermost_is(OpKind::EndMicrotask, |f| {
+                matches!(f, Frame::Microtask { .. })
+            }),
+            Op::QueueMicrotask | Op::QueueMicrotaskBody | Op::PromiseThen | Op::PromiseThenBody => {
+                Ok(())
+            }
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What a microtask op does.
+    #[inline]
+    pub(super) fn microtasks_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::QueueMicrotask | Op::QueueMicrotaskBody => {
+                self.queue_microtask(matches!(op, Op::QueueMicrotaskBody));
+                Ok(())
+            }
+            Op::PromiseThen | Op::PromiseThenBody => {
+                self.promise_then(matches!(op, Op::PromiseThenBody));
+                Ok(())
+            }
+            Op::EndMicrotask => self.end_microtask(),
+            _ => not_in_family(op),
+        }
+    }
 }
 
 impl<S: AsyncIdStack> Environment<S> {

@@ -7,8 +7,8 @@
 
 use super::microtasks::PromiseIds;
 use super::resources::{NativeSlot, ScopeSerial};
-use super::{AsyncIdStack, Died, Environment};
-use crate::vocab::{Observation, ResourceView};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Refusal};
+use crate::vocab::{Observation, Op, ResourceView};
 
 /// The rejections not reported yet, and the flag that makes an outermost
 /// `Close` call the tick callback with no tick queued.
@@ -19,6 +19,27 @@ pub struct Rejections {
     pub pending: Vec<PromiseIds>,
     /// `tickInfo[kHasRejectionToWarn]`.
     pub has_rejection_to_warn: bool,
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When `promise-reject` can happen: whenever JavaScript can run
+    /// ([`Environment::enabled`] asks that).
+    #[inline]
+    pub(super) fn rejections_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::PromiseReject => Ok(()),
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What `promise-reject` does.
+    #[inline]
+    pub(super) fn rejections_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::PromiseReject => self.promise_reject(),
+            _ => not_in_family(op),
+        }
+    }
 }
 
 impl<S: AsyncIdStack> Environment<S> {

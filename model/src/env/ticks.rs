@@ -4,8 +4,8 @@
 use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
 use super::microtasks::Checkpoint;
-use super::{AsyncIdStack, Died, Environment, Frame};
-use crate::vocab::{AsyncId, Observation, ResourceView};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::{AsyncId, Observation, Op, OpKind, ResourceView};
 use std::collections::VecDeque;
 
 /// A queued tick object.
@@ -44,6 +44,37 @@ pub struct TickQueue {
     pub queue: VecDeque<TickObject>,
     /// `tickInfo[kHasTickScheduled]`.
     pub has_tick_scheduled: bool,
+}
+
+impl<S: AsyncIdStack> Environment<S> {
+    /// When a tick op can happen, beyond what [`Environment::enabled`] asks
+    /// of every op: `end-tick` ends the innermost frame, a tick's callback.
+    #[inline]
+    pub(super) fn ticks_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        match op {
+            Op::EndTick => self.innermost_is(OpKind::EndTick, |f| matches!(f, Frame::Tick { .. })),
+            Op::NextTick { .. } | Op::NextTickBody | Op::TickCallback => Ok(()),
+            _ => not_in_family(op),
+        }
+    }
+
+    /// What a tick op does.
+    #[inline]
+    pub(super) fn ticks_effect(&mut self, op: &Op) -> Result<(), Died> {
+        match op {
+            Op::NextTick { query_resource } => {
+                self.next_tick(*query_resource, false);
+                Ok(())
+            }
+            Op::NextTickBody => {
+                self.next_tick(false, true);
+                Ok(())
+            }
+            Op::EndTick => self.end_tick(),
+            Op::TickCallback => self.run_next_ticks(),
+            _ => not_in_family(op),
+        }
+    }
 }
 
 impl<S: AsyncIdStack> Environment<S> {
@@ -105,7 +136,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 trigger_async_id,
                 resource,
             });
-            for (als, value) in self.context_frame.iter() {
+            for (als, value) in self.stores_seen() {
                 self.out.push(Observation::TickStore {
                     async_id,
                     als,

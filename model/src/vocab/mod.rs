@@ -1,14 +1,19 @@
-//! The shared vocabulary: operations, observations and the `Runtime` trait.
+//! The shared vocabulary: operations ([`op`], with their arguments,
+//! [`args`]), observations, the `Runtime` trait, and the text trace format
+//! ([`trace`]).
 //! The lazy implementation uses this module and nothing else of the model.
 
+pub mod args;
 pub mod observation;
 pub mod op;
 pub mod runtime;
+mod tokens;
 pub mod trace;
 
-pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
-pub use op::{
-    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    OpKind, ResourceId, ScopeFlags, ScopeKind, StoreValue,
+pub use args::{
+    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion,
+    ResourceId, ScopeFlags, ScopeKind, StoreValue,
 };
+pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
+pub use op::{Facts, Family, Nesting, Op, OpKind};
 pub use runtime::{Cost, OpError, Runtime};

@@ -1,6 +1,6 @@
 //! Observations: everything a Node.js program can see of an op.
 
-use super::op::{AlsId, AsyncId, HookId, ResourceId, StoreValue};
+use super::args::{AlsId, AsyncId, HookId, ResourceId, StoreValue};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

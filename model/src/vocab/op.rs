@@ -1,170 +1,17 @@
-//! Operations: one per entry point of Node's async-context machinery.
-//!
-//! The `Display` impl is the trace syntax (one op per line); `trace::parse`
-//! reads it back.
+//! Operations: one per entry point of Node's async-context machinery, and
+//! their syntax. An op is written here once: its variant of [`Op`], its
+//! kind with its [`Facts`] in [`OpKind`]'s list, its text both ways (the
+//! `Display` of [`Op`], one op per line, and `Op::parse`, which reads it
+//! back; `super::trace` handles lines, comments and `=>` expectations).
+//! What it does is its [`Family`]'s module of `model/src/env/`.
 
+use super::args::{
+    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion,
+    ResourceId, ScopeFlags, ScopeKind, StoreValue,
+};
+use super::tokens::{quote, ParseError, Tokens};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-
-/// An async id. Node stores ids as doubles (`async_id_fields_`, `node::async_id`);
-/// the model restricts them to integers, which is all Node ever assigns, and
-/// keeps 0 and -1 meaningful as they are in Node.
-pub type AsyncId = i64;
-
-/// `node::async_context` (`src/node.h`): the pair a scope runs under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct AsyncContext {
-    /// `async_context::async_id`: becomes `executionAsyncId()`.
-    pub async_id: AsyncId,
-    /// `async_context::trigger_async_id`: becomes `triggerAsyncId()`.
-    pub trigger_async_id: AsyncId,
-}
-
-/// A JavaScript object chosen by the trace, by identity (`R1`, `R2`, ...).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ResourceId(pub u32);
-
-/// How a native scope holds its resource (`InternalCallbackScope`'s
-/// `std::variant<Local<Object>*, Global<Object>*>` on Node's main branch).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Holder {
-    /// A `Local<Object>` that lives as long as the scope.
-    Local,
-    /// A `Global<Object>*` (an fs callback's request object); `reset-global`
-    /// can empty it while the scope is open.
-    Global,
-}
-
-/// The resource argument of a native scope.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct NativeResource {
-    /// Which object.
-    pub id: ResourceId,
-    /// How the scope holds it.
-    pub holder: Holder,
-}
-
-/// How a native scope is opened.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ScopeKind {
-    /// `node::CallbackScope` / `InternalCallbackScope` opened directly.
-    CallbackScope,
-    /// `InternalMakeCallback` (`src/api/callback.cc`): the scope plus, while
-    /// hooks are enabled, the JS `callbackTrampoline`.
-    MakeCallback,
-}
-
-/// `InternalCallbackScope` flags (`src/node_internals.h`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ScopeFlags {
-    /// `kSkipAsyncHooks`: no `before` / `after`.
-    pub skip_async_hooks: bool,
-    /// `kSkipTaskQueues`: no microtasks or ticks at the outermost close.
-    pub skip_task_queues: bool,
-}
-
-/// An `AsyncLocalStorage` instance chosen by the trace, by identity (`A1`,
-/// `A2`, ...): `new AsyncLocalStorage()` (`lib/async_hooks.js`), made when
-/// the trace first names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct AlsId(pub u32);
-
-/// A store value a trace gives `AsyncLocalStorage` (`run`, `enterWith`): a
-/// number, so that `getStore()` answers compare as text. `undefined` is
-/// written as the absence of a value.
-pub type StoreValue = u32;
-
-/// Which Node.js release line the model describes: the version profile.
-/// Where the two differ observably in the modelled code, `docs/spec.md`
-/// ("Version profiles") names the difference with its source and what each
-/// binary printed.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
-pub enum NodeVersion {
-    /// node v20 (the oracle: v20.20.2): no `Global<Object>*` callback scopes,
-    /// `AsyncLocalStorage` built on async hooks.
-    V20,
-    /// Node 26 (the oracle: v26.12.1), the release line of main, where the
-    /// pull request lands: `Global<Object>*` scopes, `AsyncContextFrame`.
-    #[default]
-    V26,
-}
-
-impl NodeVersion {
-    /// Every profile, the default last.
-    pub const ALL: [NodeVersion; 2] = [NodeVersion::V20, NodeVersion::V26];
-
-    /// The major version number.
-    pub fn major(self) -> u32 {
-        match self {
-            NodeVersion::V20 => 20,
-            NodeVersion::V26 => 26,
-        }
-    }
-
-    /// The profile of a node binary with this major version: 20 and below
-    /// are v20's, 21 and above 26's (the differences modelled landed
-    /// before 26: `AsyncContextFrame` became the default in 24).
-    pub fn of_major(major: u32) -> NodeVersion {
-        if major <= 20 {
-            NodeVersion::V20
-        } else {
-            NodeVersion::V26
-        }
-    }
-}
-
-impl fmt::Display for NodeVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.major())
-    }
-}
-
-impl std::str::FromStr for NodeVersion {
-    type Err = String;
-
-    /// `20` or `26`.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "20" => Ok(NodeVersion::V20),
-            "26" => Ok(NodeVersion::V26),
-            other => Err(format!(
-                "node version `{other}`: the model has the profiles 20 and 26"
-            )),
-        }
-    }
-}
-
-/// A hook created by `async_hooks.createHook` (`H1`, `H2`, ...).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct HookId(pub u32);
-
-/// Which callbacks a hook has (`AsyncHook` constructor, `lib/async_hooks.js`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct HookCallbacks {
-    /// `init`.
-    pub init: bool,
-    /// `before`.
-    pub before: bool,
-    /// `after`.
-    pub after: bool,
-    /// `destroy`.
-    pub destroy: bool,
-    /// `promiseResolve`.
-    pub promise_resolve: bool,
-}
-
-impl HookCallbacks {
-    /// A hook with all five callbacks, as `test/async-hooks/init-hooks.js` makes.
-    pub const ALL: HookCallbacks = HookCallbacks {
-        init: true,
-        before: true,
-        after: true,
-        destroy: true,
-        promise_resolve: true,
-    };
-}
 
 /// One operation of a trace: an entry point of Node's async-context code.
 ///
@@ -299,9 +146,9 @@ pub enum Op {
     ClearAsyncIdStack,
     /// Another thread calls `Environment::ExitEnv` (`worker.terminate()`).
     Stop,
-    /// The version profile of the process (`node-version 20|26`): a header
+    /// The node version of the process (`node-version 20|26`): a header
     /// op, before any other op but `no-force-async-hooks-checks` and
-    /// `entry-module`. Without it, the profile is 26.
+    /// `entry-module`. Without it, the node version is 26.
     NodeVersion(NodeVersion),
     /// `als.run(store, fn)` (`internal/async_local_storage/async_context_frame`
     /// on Node 26): up to the call of `fn`.
@@ -356,20 +203,34 @@ pub enum Op {
     /// The innermost microtask callback (of a `queue-microtask-body` or a
     /// `promise-then-body`) returns.
     EndMicrotask,
+    /// `new AsyncLocalStorage({ defaultValue })` for the trace's `A<n>`
+    /// (`lib/internal/async_local_storage/async_context_frame.js`, Node 26;
+    /// v20's constructor takes no options): `getStore()` answers `value`
+    /// wherever the current frame lacks the storage. A header op: the
+    /// trace's storages with a default are made before everything else (a
+    /// second one for the same storage replaces it).
+    AlsDefault {
+        /// The `AsyncLocalStorage`.
+        als: AlsId,
+        /// Its `defaultValue`.
+        value: StoreValue,
+    },
 }
 
-/// Declares [`OpKind`] from one list of `Variant = "trace-name"` pairs: the
-/// enum, [`OpKind::ALL`] and [`OpKind::name`] cannot disagree.
+/// Declares [`OpKind`] from one list of `Variant = "trace-name" => facts`
+/// entries: the enum (each variant documented by its name), [`OpKind::ALL`],
+/// [`OpKind::name`] and [`OpKind::facts`] cannot disagree.
 macro_rules! op_kinds {
-    ($($(#[$doc:meta])* $kind:ident = $name:literal,)*) => {
+    ($($(#[$doc:meta])* $kind:ident = $name:literal => $facts:expr,)*) => {
         /// The kind of an [`Op`]: its keyword in the trace syntax. This is the
         /// one list of op kinds; whatever must handle every kind (the trace
-        /// parser, [`Op::kind`], the generators, coverage) matches on it
-        /// exhaustively, so that a new op is a compile error wherever it
-        /// must be handled.
+        /// syntax, [`Op::kind`], the generators' weights and arguments)
+        /// matches on it exhaustively, so that a new op is a compile error
+        /// wherever it must be handled; what the rest of the suite needs to
+        /// know of a kind is one of its [`Facts`], written beside its name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum OpKind {
-            $($(#[$doc])* $kind,)*
+            $(#[doc = concat!("`", $name, "`.")] $(#[$doc])* $kind,)*
         }
 
         impl OpKind {
@@ -382,99 +243,49 @@ macro_rules! op_kinds {
                     $(OpKind::$kind => $name,)*
                 }
             }
+
+            /// What the vocabulary knows of the kind beside its name (a
+            /// table look-up: the check asks it several times per op).
+            #[inline]
+            pub const fn facts(self) -> Facts {
+                const FACTS: &[Facts] = &[$($facts,)*];
+                FACTS[self as usize]
+            }
         }
     };
 }
 
-op_kinds! {
-    /// `no-force-async-hooks-checks`.
-    NoForceAsyncHooksChecks = "no-force-async-hooks-checks",
-    /// `callback-scope`: [`Op::OpenScope`] of a [`ScopeKind::CallbackScope`].
-    CallbackScope = "callback-scope",
-    /// `make-callback`: [`Op::OpenScope`] of a [`ScopeKind::MakeCallback`].
-    MakeCallback = "make-callback",
-    /// `close` and `close threw`.
-    CloseScope = "close",
-    /// `reset-global`.
-    ResetGlobal = "reset-global",
-    /// `create-hook`.
-    CreateHook = "create-hook",
-    /// `enable-hook`.
-    EnableHook = "enable-hook",
-    /// `disable-hook`.
-    DisableHook = "disable-hook",
-    /// `emit-init`.
-    EmitInit = "emit-init",
-    /// `emit-before`.
-    EmitBefore = "emit-before",
-    /// `emit-after`.
-    EmitAfter = "emit-after",
-    /// `emit-destroy`.
-    EmitDestroy = "emit-destroy",
-    /// `run-in-async-scope`.
-    EnterRunInAsyncScope = "run-in-async-scope",
-    /// `end-run-in-async-scope`.
-    ExitRunInAsyncScope = "end-run-in-async-scope",
-    /// `default-trigger-scope`.
-    EnterDefaultTriggerScope = "default-trigger-scope",
-    /// `end-default-trigger-scope`.
-    ExitDefaultTriggerScope = "end-default-trigger-scope",
-    /// `next-tick`.
-    NextTick = "next-tick",
-    /// `tick-callback`.
-    TickCallback = "tick-callback",
-    /// `execution-async-id`.
-    ExecutionAsyncId = "execution-async-id",
-    /// `trigger-async-id`.
-    TriggerAsyncId = "trigger-async-id",
-    /// `execution-async-resource`.
-    ExecutionAsyncResource = "execution-async-resource",
-    /// `default-trigger-async-id`.
-    DefaultTriggerAsyncId = "default-trigger-async-id",
-    /// `new-async-id`.
-    NewAsyncId = "new-async-id",
-    /// `uncaught-exception`.
-    UncaughtException = "uncaught-exception",
-    /// `clear-async-id-stack`.
-    ClearAsyncIdStack = "clear-async-id-stack",
-    /// `stop`.
-    Stop = "stop",
-    /// `entry-module`.
-    EntryModule = "entry-module",
-    /// `timers-scope`.
-    TimersScope = "timers-scope",
-    /// `close-outer`.
-    CloseOuter = "close-outer",
-    /// `node-version`.
-    NodeVersion = "node-version",
-    /// `als-run`.
-    AlsRun = "als-run",
-    /// `als-exit`.
-    AlsExit = "als-exit",
-    /// `end-als-run`.
-    EndAlsRun = "end-als-run",
-    /// `als-enter-with`.
-    AlsEnterWith = "als-enter-with",
-    /// `als-get-store`.
-    AlsGetStore = "als-get-store",
-    /// `async-resource`.
-    AsyncResource = "async-resource",
-    /// `next-tick-body`.
-    NextTickBody = "next-tick-body",
-    /// `end-tick`.
-    EndTick = "end-tick",
-    /// `queue-microtask`.
-    QueueMicrotask = "queue-microtask",
-    /// `promise-then`.
-    PromiseThen = "promise-then",
-    /// `promise-reject`.
-    PromiseReject = "promise-reject",
-    /// `queue-microtask-body`.
-    QueueMicrotaskBody = "queue-microtask-body",
-    /// `promise-then-body`.
-    PromiseThenBody = "promise-then-body",
-    /// `end-microtask`.
-    EndMicrotask = "end-microtask",
+/// Which part of Node's code an op enters: the module of the model
+/// (`model/src/env/`) that holds its action, its enabling conjuncts and its
+/// effect. `Environment::enabled` and its dispatch route an op by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// How the process starts and stops (`src/node.cc`, `src/env.cc`):
+    /// `env/process.rs`.
+    Process,
+    /// Native callback scopes (`src/api/callback.cc`):
+    /// `env/callback_scope.rs`.
+    CallbackScope,
+    /// `async_hooks.createHook` and its `enable` / `disable`
+    /// (`lib/async_hooks.js`): `env/hooks.rs`.
+    Hooks,
+    /// The JS side of async context (`lib/internal/async_hooks.js`,
+    /// `AsyncResource.prototype.runInAsyncScope`): `env/js.rs`.
+    Js,
+    /// `process.nextTick` and its queue
+    /// (`lib/internal/process/task_queues.js`): `env/ticks.rs`.
+    Ticks,
+    /// `queueMicrotask` and promise reactions: `env/microtasks.rs`.
+    Microtasks,
+    /// Unhandled promise rejections (`lib/internal/process/promises.js`):
+    /// `env/rejections.rs`.
+    Rejections,
+    /// `onGlobalUncaughtException` (`lib/internal/process/execution.js`):
+    /// `env/exceptions.rs`.
+    Exceptions,
+    /// `AsyncContextFrame` and `AsyncLocalStorage` (Node 26):
+    /// `env/context_frame.rs`.
+    ContextFrame,
 }
 
 /// What an op does to the frames of the program's call stack.
@@ -490,6 +301,136 @@ pub enum Nesting {
     Neither,
 }
 
+/// What the vocabulary knows of an op kind beside its name, written beside
+/// it in [`OpKind`]'s list with the builders below (`js(Family::Ticks)`,
+/// `native(Family::CallbackScope).opens()`, `header(Family::Process)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Facts {
+    /// Where its action is.
+    pub family: Family,
+    /// What it does to the frames of the call stack.
+    pub nesting: Nesting,
+    /// It is JavaScript the program calls, so it needs what JavaScript
+    /// needs: a native scope open and the environment not stopping
+    /// (`Environment::enabled` asks that before the family's own conjuncts).
+    pub runs_js: bool,
+    /// It describes how the process starts, so it comes before every other
+    /// op (`no-force-async-hooks-checks`, `entry-module`, `node-version`,
+    /// `als-default`).
+    pub header: bool,
+    /// It exists on node version 26 only (`docs/spec.md`, "Node versions").
+    pub node26_only: bool,
+}
+
+/// An op that is not JavaScript: native code, a `finally` that ends a frame,
+/// a callback that returns.
+const fn native(family: Family) -> Facts {
+    Facts {
+        family,
+        nesting: Nesting::Neither,
+        runs_js: false,
+        header: false,
+        node26_only: false,
+    }
+}
+
+/// A JavaScript call of the program.
+const fn js(family: Family) -> Facts {
+    Facts {
+        runs_js: true,
+        ..native(family)
+    }
+}
+
+/// A header op.
+const fn header(family: Family) -> Facts {
+    Facts {
+        header: true,
+        ..native(family)
+    }
+}
+
+impl Facts {
+    /// It opens a frame.
+    const fn opens(self) -> Facts {
+        Facts {
+            nesting: Nesting::Opens,
+            ..self
+        }
+    }
+
+    /// It ends a frame.
+    const fn ends(self) -> Facts {
+        Facts {
+            nesting: Nesting::Ends,
+            ..self
+        }
+    }
+
+    /// It exists on node version 26 only.
+    const fn node26(self) -> Facts {
+        Facts {
+            node26_only: true,
+            ..self
+        }
+    }
+}
+
+use Family::{
+    CallbackScope, ContextFrame, Exceptions, Hooks, Js, Microtasks, Process, Rejections, Ticks,
+};
+
+op_kinds! {
+    NoForceAsyncHooksChecks = "no-force-async-hooks-checks" => header(Process),
+    /// [`Op::OpenScope`] of a [`ScopeKind::CallbackScope`].
+    CallbackScope = "callback-scope" => native(CallbackScope).opens(),
+    /// [`Op::OpenScope`] of a [`ScopeKind::MakeCallback`].
+    MakeCallback = "make-callback" => native(CallbackScope).opens(),
+    /// With `threw`: `close threw`.
+    CloseScope = "close" => native(CallbackScope).ends(),
+    ResetGlobal = "reset-global" => native(CallbackScope).node26(),
+    CreateHook = "create-hook" => js(Hooks),
+    EnableHook = "enable-hook" => js(Hooks),
+    DisableHook = "disable-hook" => js(Hooks),
+    EmitInit = "emit-init" => js(Js),
+    EmitBefore = "emit-before" => js(Js),
+    EmitAfter = "emit-after" => js(Js),
+    EmitDestroy = "emit-destroy" => js(Js),
+    EnterRunInAsyncScope = "run-in-async-scope" => js(Js).opens(),
+    ExitRunInAsyncScope = "end-run-in-async-scope" => native(Js).ends(),
+    EnterDefaultTriggerScope = "default-trigger-scope" => js(Js).opens(),
+    ExitDefaultTriggerScope = "end-default-trigger-scope" => native(Js).ends(),
+    NextTick = "next-tick" => js(Ticks),
+    TickCallback = "tick-callback" => js(Ticks),
+    ExecutionAsyncId = "execution-async-id" => js(Js),
+    TriggerAsyncId = "trigger-async-id" => js(Js),
+    ExecutionAsyncResource = "execution-async-resource" => js(Js),
+    DefaultTriggerAsyncId = "default-trigger-async-id" => js(Js),
+    NewAsyncId = "new-async-id" => js(Js),
+    UncaughtException = "uncaught-exception" => js(Exceptions),
+    ClearAsyncIdStack = "clear-async-id-stack" => js(Js),
+    Stop = "stop" => native(Process),
+    EntryModule = "entry-module" => header(Process),
+    TimersScope = "timers-scope" => native(CallbackScope).opens(),
+    CloseOuter = "close-outer" => native(CallbackScope).ends(),
+    NodeVersion = "node-version" => header(Process),
+    AlsRun = "als-run" => js(ContextFrame).opens().node26(),
+    AlsExit = "als-exit" => js(ContextFrame).opens().node26(),
+    EndAlsRun = "end-als-run" => native(ContextFrame).ends().node26(),
+    AlsEnterWith = "als-enter-with" => js(ContextFrame).node26(),
+    AlsGetStore = "als-get-store" => js(ContextFrame).node26(),
+    AsyncResource = "async-resource" => js(ContextFrame).node26(),
+    NextTickBody = "next-tick-body" => js(Ticks),
+    EndTick = "end-tick" => native(Ticks),
+    QueueMicrotask = "queue-microtask" => js(Microtasks),
+    PromiseThen = "promise-then" => js(Microtasks),
+    PromiseReject = "promise-reject" => js(Rejections),
+    QueueMicrotaskBody = "queue-microtask-body" => js(Microtasks),
+    PromiseThenBody = "promise-then-body" => js(Microtasks),
+    EndMicrotask = "end-microtask" => native(Microtasks),
+    AlsDefault = "als-default" => header(ContextFrame).node26(),
+}
+
 impl OpKind {
     /// Number of kinds.
     pub const COUNT: usize = OpKind::ALL.len();
@@ -499,74 +440,38 @@ impl OpKind {
         OpKind::ALL.iter().copied().find(|k| k.name() == name)
     }
 
-    /// Whether ops of this kind exist on the `version` profile: on v20 there
+    /// Whether ops of this kind exist on node version `version`: on v20 there
     /// is no `reset-global` (no `Global<Object>*` resource) and no
-    /// frame-based `AsyncLocalStorage` (`docs/spec.md`, "Version profiles").
+    /// frame-based `AsyncLocalStorage` (`docs/spec.md`, "Node versions").
+    #[inline]
     pub const fn exists_on(self, version: NodeVersion) -> bool {
-        matches!(version, NodeVersion::V26) || !self.facts().1
+        matches!(version, NodeVersion::V26) || !self.facts().node26_only
     }
 
     /// What ops of this kind do to the frames of the call stack.
+    #[inline]
     pub const fn nesting(self) -> Nesting {
-        self.facts().0
+        self.facts().nesting
     }
 
-    /// What the vocabulary knows of each kind beside its name: its
-    /// [`Nesting`], and whether it exists on the Node 26 profile only.
-    const fn facts(self) -> (Nesting, bool) {
-        use Nesting::*;
-        use OpKind as K;
-        match self {
-            K::CallbackScope
-            | K::MakeCallback
-            | K::TimersScope
-            | K::EnterRunInAsyncScope
-            | K::EnterDefaultTriggerScope => (Opens, false),
-            K::AlsRun | K::AlsExit => (Opens, true),
-            K::CloseScope | K::CloseOuter | K::ExitRunInAsyncScope | K::ExitDefaultTriggerScope => {
-                (Ends, false)
-            }
-            K::EndAlsRun => (Ends, true),
-            K::ResetGlobal | K::AlsEnterWith | K::AlsGetStore | K::AsyncResource => (Neither, true),
-            K::NoForceAsyncHooksChecks
-            | K::CreateHook
-            | K::EnableHook
-            | K::DisableHook
-            | K::EmitInit
-            | K::EmitBefore
-            | K::EmitAfter
-            | K::EmitDestroy
-            | K::NextTick
-            | K::TickCallback
-            | K::ExecutionAsyncId
-            | K::TriggerAsyncId
-            | K::ExecutionAsyncResource
-            | K::DefaultTriggerAsyncId
-            | K::NewAsyncId
-            | K::UncaughtException
-            | K::ClearAsyncIdStack
-            | K::Stop
-            | K::EntryModule
-            | K::NodeVersion
-            | K::NextTickBody
-            | K::EndTick
-            | K::QueueMicrotask
-            | K::PromiseThen
-            | K::PromiseReject
-            | K::QueueMicrotaskBody
-            | K::PromiseThenBody
-            | K::EndMicrotask => (Neither, false),
-        }
+    /// Where the action of ops of this kind is.
+    #[inline]
+    pub const fn family(self) -> Family {
+        self.facts().family
     }
 
     /// A header op: it describes how the process starts
-    /// (`no-force-async-hooks-checks`, `entry-module`, `node-version`), so it
-    /// comes before every other op.
+    /// (`no-force-async-hooks-checks`, `entry-module`, `node-version`,
+    /// `als-default`), so it comes before every other op.
+    #[inline]
     pub const fn is_header(self) -> bool {
-        matches!(
-            self,
-            OpKind::NoForceAsyncHooksChecks | OpKind::EntryModule | OpKind::NodeVersion
-        )
+        self.facts().header
+    }
+
+    /// Every op keyword, comma-separated, for error messages.
+    pub fn names() -> String {
+        let names: Vec<&str> = OpKind::ALL.iter().map(|k| k.name()).collect();
+        names.join(", ")
     }
 }
 
@@ -578,6 +483,7 @@ impl fmt::Display for OpKind {
 
 impl Op {
     /// The op's kind (its keyword in the trace syntax).
+    #[inline]
     pub fn kind(&self) -> OpKind {
         match self {
             Op::NoForceAsyncHooksChecks => OpKind::NoForceAsyncHooksChecks,
@@ -630,16 +536,79 @@ impl Op {
             Op::AlsEnterWith { .. } => OpKind::AlsEnterWith,
             Op::AlsGetStore(_) => OpKind::AlsGetStore,
             Op::AsyncResource(_) => OpKind::AsyncResource,
+            Op::AlsDefault { .. } => OpKind::AlsDefault,
         }
     }
 
-    /// Whether the op exists on the Node 26 profile only: a `global`
+    /// Whether the op exists on node version 26 only: a `global`
     /// resource holder, and the kinds that do not exist on v20
-    /// ([`OpKind::exists_on`]; `docs/spec.md`, "Version profiles").
+    /// ([`OpKind::exists_on`]; `docs/spec.md`, "Node versions").
     pub fn needs_node26(&self) -> bool {
         match self {
             Op::OpenScope { resource, .. } => resource.holder == Holder::Global,
             op => !op.kind().exists_on(NodeVersion::V20),
+        }
+    }
+
+    /// The async ids the op names (a scope's or an `AsyncResource`'s id and
+    /// trigger id, an emit's ids, a default trigger id), in its text's order.
+    pub fn ids(&self) -> Vec<AsyncId> {
+        match self {
+            Op::OpenScope { context, .. } => vec![context.async_id, context.trigger_async_id],
+            Op::EmitInit {
+                async_id,
+                trigger_async_id,
+                ..
+            }
+            | Op::EmitBefore {
+                async_id,
+                trigger_async_id,
+                ..
+            }
+            | Op::EnterRunInAsyncScope {
+                async_id,
+                trigger_async_id,
+                ..
+            } => vec![*async_id, *trigger_async_id],
+            Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => vec![*async_id],
+            Op::EnterDefaultTriggerScope { trigger_async_id } => vec![*trigger_async_id],
+            Op::NoForceAsyncHooksChecks
+            | Op::EntryModule
+            | Op::CloseScope { .. }
+            | Op::CloseOuter { .. }
+            | Op::TimersScope
+            | Op::ResetGlobal(_)
+            | Op::CreateHook { .. }
+            | Op::EnableHook(_)
+            | Op::DisableHook(_)
+            | Op::ExitRunInAsyncScope
+            | Op::ExitDefaultTriggerScope
+            | Op::NextTick { .. }
+            | Op::TickCallback
+            | Op::ExecutionAsyncId
+            | Op::TriggerAsyncId
+            | Op::ExecutionAsyncResource
+            | Op::DefaultTriggerAsyncId
+            | Op::NewAsyncId
+            | Op::UncaughtException { .. }
+            | Op::ClearAsyncIdStack
+            | Op::Stop
+            | Op::NodeVersion(_)
+            | Op::AlsRun { .. }
+            | Op::AlsExit(_)
+            | Op::EndAlsRun
+            | Op::AlsEnterWith { .. }
+            | Op::AlsGetStore(_)
+            | Op::AsyncResource(_)
+            | Op::NextTickBody
+            | Op::EndTick
+            | Op::QueueMicrotask
+            | Op::PromiseThen
+            | Op::PromiseReject
+            | Op::QueueMicrotaskBody
+            | Op::PromiseThenBody
+            | Op::EndMicrotask
+            | Op::AlsDefault { .. } => Vec::new(),
         }
     }
 
@@ -652,50 +621,6 @@ impl Op {
     /// not `end-tick` and `end-microtask` ([`Nesting::Neither`]).
     pub fn closes_frame(&self) -> bool {
         self.kind().nesting() == Nesting::Ends
-    }
-}
-
-impl fmt::Display for ResourceId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "R{}", self.0)
-    }
-}
-
-impl fmt::Display for AlsId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "A{}", self.0)
-    }
-}
-
-impl fmt::Display for HookId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "H{}", self.0)
-    }
-}
-
-impl fmt::Display for HookCallbacks {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names = [
-            (self.init, "init"),
-            (self.before, "before"),
-            (self.after, "after"),
-            (self.destroy, "destroy"),
-            (self.promise_resolve, "promiseResolve"),
-        ];
-        let mut first = true;
-        for (on, name) in names {
-            if on {
-                if !first {
-                    f.write_str(" ")?;
-                }
-                f.write_str(name)?;
-                first = false;
-            }
-        }
-        if first {
-            f.write_str("none")?;
-        }
-        Ok(())
     }
 }
 
@@ -785,6 +710,7 @@ impl fmt::Display for Op {
                 write!(f, "{k} {als} {store}")
             }
             Op::AlsExit(als) | Op::AlsGetStore(als) => write!(f, "{k} {als}"),
+            Op::AlsDefault { als, value } => write!(f, "{k} {als} {value}"),
             Op::NoForceAsyncHooksChecks
             | Op::EndAlsRun
             | Op::EntryModule
@@ -809,4 +735,231 @@ impl fmt::Display for Op {
             | Op::EndMicrotask => f.write_str(k.name()),
         }
     }
+}
+
+const ASYNC_ID: &str = "an async id (an integer)";
+const TRIGGER_ID: &str = "a trigger async id (an integer)";
+
+fn is_type_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
+}
+
+impl Op {
+    /// The op on one line of trace syntax, the inverse of its `Display`:
+    /// its keyword, then its arguments; `t` holds the line's tokens (its
+    /// comment cut off, its `=>` lines apart: `super::trace`).
+    pub(super) fn parse(mut t: Tokens<'_>) -> Result<Op, ParseError> {
+        let head = t.expect("an op")?;
+        let Some(kind) = OpKind::from_name(head.text) else {
+            return Err(t.error(
+                head.column,
+                format!(
+                    "unknown op {}; expected one of {}",
+                    quote(head.text),
+                    OpKind::names()
+                ),
+            ));
+        };
+        let op = match kind {
+            OpKind::NoForceAsyncHooksChecks => Op::NoForceAsyncHooksChecks,
+            OpKind::EntryModule => Op::EntryModule,
+            OpKind::TimersScope => Op::TimersScope,
+            OpKind::CloseOuter => {
+                const WHAT: &str = "how many native scopes are inside the one closed (1 or more)";
+                let n = t.expect(WHAT)?;
+                match n.text.parse::<u32>() {
+                    Ok(outer) if outer >= 1 && n.text.bytes().all(|b| b.is_ascii_digit()) => {
+                        Op::CloseOuter { outer }
+                    }
+                    _ => return Err(t.unexpected(n, WHAT)),
+                }
+            }
+            OpKind::CallbackScope => parse_open_scope(&mut t, ScopeKind::CallbackScope)?,
+            OpKind::MakeCallback => parse_open_scope(&mut t, ScopeKind::MakeCallback)?,
+            OpKind::CloseScope => Op::CloseScope {
+                threw: t
+                    .optional_word(&["threw"], "\"threw\" or end of line")?
+                    .is_some(),
+            },
+            OpKind::ResetGlobal => Op::ResetGlobal(t.resource("a resource (R<n>)")?),
+            OpKind::CreateHook => parse_create_hook(&mut t)?,
+            OpKind::EnableHook => Op::EnableHook(t.hook()?),
+            OpKind::DisableHook => Op::DisableHook(t.hook()?),
+            OpKind::EmitInit => {
+                let async_id = t.async_id(ASYNC_ID)?;
+                const TYPE: &str = "a type name (letters, digits, '_', '.', '-')";
+                let ty = t.expect(TYPE)?;
+                if !is_type_name(ty.text) {
+                    return Err(t.unexpected(ty, TYPE));
+                }
+                let trigger_async_id = t.async_id(TRIGGER_ID)?;
+                Op::EmitInit {
+                    async_id,
+                    type_name: ty.text.to_string(),
+                    trigger_async_id,
+                    resource: t.optional_resource()?,
+                }
+            }
+            OpKind::EmitBefore => Op::EmitBefore {
+                async_id: t.async_id(ASYNC_ID)?,
+                trigger_async_id: t.async_id(TRIGGER_ID)?,
+                resource: t.optional_resource()?,
+            },
+            OpKind::EmitAfter => Op::EmitAfter {
+                async_id: t.async_id(ASYNC_ID)?,
+            },
+            OpKind::EmitDestroy => Op::EmitDestroy {
+                async_id: t.async_id(ASYNC_ID)?,
+            },
+            OpKind::EnterRunInAsyncScope => Op::EnterRunInAsyncScope {
+                async_id: t.async_id(ASYNC_ID)?,
+                trigger_async_id: t.async_id(TRIGGER_ID)?,
+                resource: t.resource("a resource (R<n>)")?,
+            },
+            OpKind::ExitRunInAsyncScope => Op::ExitRunInAsyncScope,
+            OpKind::EnterDefaultTriggerScope => Op::EnterDefaultTriggerScope {
+                trigger_async_id: t.async_id(TRIGGER_ID)?,
+            },
+            OpKind::ExitDefaultTriggerScope => Op::ExitDefaultTriggerScope,
+            OpKind::NextTick => Op::NextTick {
+                query_resource: t
+                    .optional_word(&["resource"], "\"resource\" or end of line")?
+                    .is_some(),
+            },
+            OpKind::TickCallback => Op::TickCallback,
+            OpKind::NextTickBody => Op::NextTickBody,
+            OpKind::EndTick => Op::EndTick,
+            OpKind::QueueMicrotask => Op::QueueMicrotask,
+            OpKind::PromiseThen => Op::PromiseThen,
+            OpKind::PromiseReject => Op::PromiseReject,
+            OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
+            OpKind::PromiseThenBody => Op::PromiseThenBody,
+            OpKind::EndMicrotask => Op::EndMicrotask,
+            OpKind::ExecutionAsyncId => Op::ExecutionAsyncId,
+            OpKind::TriggerAsyncId => Op::TriggerAsyncId,
+            OpKind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
+            OpKind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
+            OpKind::NewAsyncId => Op::NewAsyncId,
+            OpKind::UncaughtException => {
+                const WHAT: &str = "\"handled\" or \"unhandled\"";
+                let w = t.expect(WHAT)?;
+                let handled = match w.text {
+                    "handled" => true,
+                    "unhandled" => false,
+                    _ => return Err(t.unexpected(w, WHAT)),
+                };
+                Op::UncaughtException { handled }
+            }
+            OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
+            OpKind::Stop => Op::Stop,
+            OpKind::NodeVersion => {
+                const WHAT: &str = "a node version (20 or 26)";
+                let v = t.expect(WHAT)?;
+                match v.text {
+                    "20" => Op::NodeVersion(NodeVersion::V20),
+                    "26" => Op::NodeVersion(NodeVersion::V26),
+                    _ => return Err(t.unexpected(v, WHAT)),
+                }
+            }
+            OpKind::AlsRun => Op::AlsRun {
+                als: t.als()?,
+                store: t.store_value()?,
+            },
+            OpKind::AlsExit => Op::AlsExit(t.als()?),
+            OpKind::EndAlsRun => Op::EndAlsRun,
+            OpKind::AlsEnterWith => Op::AlsEnterWith {
+                als: t.als()?,
+                store: t.store_value()?,
+            },
+            OpKind::AlsGetStore => Op::AlsGetStore(t.als()?),
+            OpKind::AlsDefault => Op::AlsDefault {
+                als: t.als()?,
+                value: t.store_value()?,
+            },
+            OpKind::AsyncResource => Op::AsyncResource(t.resource("a resource (R<n>)")?),
+        };
+        t.end(kind.name())?;
+        Ok(op)
+    }
+}
+
+/// `callback-scope|make-callback ID TRIGGER [global] R<n> [skip-hooks] [skip-queues]`.
+fn parse_open_scope(t: &mut Tokens<'_>, scope_kind: ScopeKind) -> Result<Op, ParseError> {
+    let async_id = t.async_id(ASYNC_ID)?;
+    let trigger_async_id = t.async_id(TRIGGER_ID)?;
+    let holder = match t.peek() {
+        Some(tok) if tok.text == "global" => {
+            t.advance();
+            Holder::Global
+        }
+        _ => Holder::Local,
+    };
+    let id = t.resource(match holder {
+        Holder::Local => "a resource (R<n>) or \"global\"",
+        Holder::Global => "a resource (R<n>)",
+    })?;
+    let mut flags = ScopeFlags::default();
+    while let Some(tok) = t.advance() {
+        let slot = match tok.text {
+            "skip-hooks" => &mut flags.skip_async_hooks,
+            "skip-queues" => &mut flags.skip_task_queues,
+            _ => return Err(t.unexpected(tok, "a flag (skip-hooks, skip-queues) or end of line")),
+        };
+        if *slot {
+            return Err(t.error(tok.column, format!("flag {} given twice", quote(tok.text))));
+        }
+        *slot = true;
+    }
+    Ok(Op::OpenScope {
+        kind: scope_kind,
+        context: AsyncContext {
+            async_id,
+            trigger_async_id,
+        },
+        resource: NativeResource { id, holder },
+        flags,
+    })
+}
+
+/// `create-hook H<n> none` or `create-hook H<n> CALLBACK...`.
+fn parse_create_hook(t: &mut Tokens<'_>) -> Result<Op, ParseError> {
+    const CALLBACKS: &str = "init, before, after, destroy, promiseResolve";
+    let hook = t.hook()?;
+    let first_what = format!("the hook's callbacks ({CALLBACKS}) or \"none\"");
+    let first = t.expect(&first_what)?;
+    let mut callbacks = HookCallbacks::default();
+    if first.text == "none" {
+        return Ok(Op::CreateHook { hook, callbacks });
+    }
+    let mut tok = Some(first);
+    let mut is_first = true;
+    while let Some(cb) = tok {
+        let slot = match cb.text {
+            "init" => &mut callbacks.init,
+            "before" => &mut callbacks.before,
+            "after" => &mut callbacks.after,
+            "destroy" => &mut callbacks.destroy,
+            "promiseResolve" => &mut callbacks.promise_resolve,
+            "none" => {
+                return Err(t.error(
+                    cb.column,
+                    "\"none\" stands alone; it cannot be combined with callbacks".to_string(),
+                ))
+            }
+            _ if is_first => return Err(t.unexpected(cb, &first_what)),
+            _ => return Err(t.unexpected(cb, &format!("a callback ({CALLBACKS}) or end of line"))),
+        };
+        if *slot {
+            return Err(t.error(
+                cb.column,
+                format!("callback {} given twice", quote(cb.text)),
+            ));
+        }
+        *slot = true;
+        is_first = false;
+        tok = t.advance();
+    }
+    Ok(Op::CreateHook { hook, callbacks })
 }

@@ -26,7 +26,7 @@
 //! * Ids are `i64` written as `-?[0-9]+`; resources are `R<n>` and hooks
 //!   `H<n>` with `n` a `u32` written in decimal digits; `AsyncLocalStorage`
 //!   instances are `A<n>` and store values `u32`s (`als-run A1 3`).
-//! * `node-version 20|26` names the version profile the trace is for; a
+//! * `node-version 20|26` names the node version the trace is for; a
 //!   header op, like `no-force-async-hooks-checks` (26 without it).
 //! * The optional words after a scope's resource (`skip-hooks`,
 //!   `skip-queues`) and a hook's callbacks (`init before after destroy
@@ -46,10 +46,10 @@
 //! it reads it needs memory for what the model holds, not for the trace.
 //! [`parse`] reads a whole text with it.
 //!
-//! Expectations are checked with [`Step::check`]: an op's observations (their
+//! Expectations are checked with [`Step::meets`]: an op's observations (their
 //! `Display` text, in order) must equal its `=>` lines. `scopecheck run`,
 //! `replay` and `conform FILE` check every op that has `=>` lines;
-//! `tests/scenarios.rs` checks every op of a scenario ([`check_every_step`]),
+//! `tests/scenarios.rs` checks every op of a scenario ([`meets_every_step`]),
 //! so that there an op without `=>` lines must show nothing.
 //!
 //! [`print()`] and [`parse`] round-trip: `parse(&print(ops)).ops() == ops` for
@@ -57,11 +57,10 @@
 //! (a type name with a space or a `#` cannot be written in this syntax).
 
 use super::observation::Observation;
-use super::op::{
-    AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    OpKind, ResourceId, ScopeFlags, ScopeKind, StoreValue,
-};
+use super::op::{Op, OpKind};
 use super::runtime::{OpError, Runtime};
+use super::tokens::Tokens;
+pub use super::tokens::{quote, quote_at_most, ParseError, QUOTE_CHARS};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -144,7 +143,7 @@ impl Step {
     /// `Display` texts must equal them, in order. An op that was refused, or
     /// did not run because the process had ended (`OpError::Exited`), meets
     /// no expectation, not even "nothing".
-    pub fn check(&self, answer: Result<&[Observation], &OpError>) -> Result<(), Unmet> {
+    pub fn meets(&self, answer: Result<&[Observation], &OpError>) -> Result<(), Unmet> {
         let (observed, refused) = match answer {
             Ok(observations) => (
                 observations.iter().map(ToString::to_string).collect(),
@@ -165,65 +164,19 @@ impl Step {
     }
 }
 
-/// Run `trace` on `rt` from its current state and [`Step::check`] every op,
-/// including those without `=>` lines (they must show nothing): the check of
-/// `tests/scenarios`. The first unmet expectation, if any.
-pub fn check_every_step(rt: &mut dyn Runtime, trace: &Trace) -> Result<(), Unmet> {
+/// Run `trace` on `rt` from its current state, asking [`Step::meets`] of
+/// every op, including those without `=>` lines (they must show nothing):
+/// the check of `tests/scenarios`. The first unmet expectation, if any.
+pub fn meets_every_step(rt: &mut dyn Runtime, trace: &Trace) -> Result<(), Unmet> {
     for step in &trace.steps {
-        step.check(rt.apply(&step.op).as_deref())?;
+        step.meets(rt.apply(&step.op).as_deref())?;
     }
     Ok(())
 }
 
-/// Why a trace did not parse: where, and what was expected there.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ParseError {
-    /// The 1-based line.
-    pub line: usize,
-    /// The 1-based column, in characters, of the offending token (or of the
-    /// end of the line when a token is missing).
-    pub column: usize,
-    /// What was wrong, saying what was expected.
-    pub message: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {}, column {}: {}",
-            self.line, self.column, self.message
-        )
-    }
-}
-
-impl std::error::Error for ParseError {}
-
 /// The longest line a trace may have, in bytes (its line break not
 /// counted): a longer one is an error at its line, not a line held whole.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
-
-/// The most characters of the input an error message quotes.
-pub const QUOTE_CHARS: usize = 40;
-
-/// `text` as an error message quotes it: in double quotes with Rust's
-/// escapes, cut after [`QUOTE_CHARS`] characters with how many more there
-/// were, so that a 50 MB token makes a short message.
-pub fn quote(text: &str) -> String {
-    quote_at_most(text, QUOTE_CHARS)
-}
-
-/// [`quote`], cut after `max` characters.
-pub fn quote_at_most(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!(
-            "{:?}... ({} more characters)",
-            &text[..cut],
-            text[cut..].chars().count()
-        ),
-    }
-}
 
 /// A trace read step by step: an iterator of [`Step`]s, each yielded once
 /// the line after its `=>` lines is read, then at most one [`ParseError`]
@@ -472,7 +425,7 @@ impl FromStr for Op {
                 column: s.chars().count() + 1,
                 message: format!(
                     "expected an op (one of {}), found end of line",
-                    kind_names()
+                    OpKind::names()
                 ),
             }),
             Line::Expectation { column, .. } => Err(ParseError {
@@ -520,430 +473,7 @@ fn classify(line: usize, raw: &str) -> Result<Line<'_>, ParseError> {
         }
         return Ok(Line::Expectation { column, text });
     }
-    parse_op(Tokens::new(line, content)).map(Line::Op)
-}
-
-/// A whitespace-separated token and its 1-based column.
-#[derive(Clone, Copy)]
-struct Token<'a> {
-    column: usize,
-    text: &'a str,
-}
-
-/// The tokens of one op line, consumed left to right.
-struct Tokens<'a> {
-    line: usize,
-    tokens: Vec<Token<'a>>,
-    next: usize,
-    /// The column just past the last token: where a missing token is reported.
-    end_column: usize,
-}
-
-impl<'a> Tokens<'a> {
-    fn new(line: usize, content: &'a str) -> Self {
-        let mut tokens = Vec::new();
-        let mut start: Option<(usize, usize)> = None; // (byte offset, column)
-        let mut column = 0usize;
-        for (offset, ch) in content.char_indices() {
-            column += 1;
-            if ch.is_whitespace() {
-                if let Some((s, c)) = start.take() {
-                    tokens.push(Token {
-                        column: c,
-                        text: &content[s..offset],
-                    });
-                }
-            } else if start.is_none() {
-                start = Some((offset, column));
-            }
-        }
-        if let Some((s, c)) = start {
-            tokens.push(Token {
-                column: c,
-                text: &content[s..],
-            });
-        }
-        let end_column = tokens
-            .last()
-            .map_or(1, |t| t.column + t.text.chars().count());
-        Tokens {
-            line,
-            tokens,
-            next: 0,
-            end_column,
-        }
-    }
-
-    fn error(&self, column: usize, message: String) -> ParseError {
-        ParseError {
-            line: self.line,
-            column,
-            message,
-        }
-    }
-
-    fn peek(&self) -> Option<Token<'a>> {
-        self.tokens.get(self.next).copied()
-    }
-
-    fn advance(&mut self) -> Option<Token<'a>> {
-        let t = self.peek();
-        if t.is_some() {
-            self.next += 1;
-        }
-        t
-    }
-
-    /// The next token, or an error saying `what` was expected.
-    fn expect(&mut self, what: &str) -> Result<Token<'a>, ParseError> {
-        match self.advance() {
-            Some(t) => Ok(t),
-            None => Err(self.error(
-                self.end_column,
-                format!("expected {what}, found end of line"),
-            )),
-        }
-    }
-
-    fn unexpected(&self, t: Token<'_>, what: &str) -> ParseError {
-        self.error(
-            t.column,
-            format!("expected {what}, found {}", quote(t.text)),
-        )
-    }
-
-    /// An integer id; `what` names its role.
-    fn async_id(&mut self, what: &str) -> Result<AsyncId, ParseError> {
-        let t = self.expect(what)?;
-        let digits = t.text.strip_prefix('-').unwrap_or(t.text);
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(self.unexpected(t, what));
-        }
-        t.text.parse::<i64>().map_err(|_| {
-            self.error(
-                t.column,
-                format!(
-                    "{what}: {} is out of range (from {} to {})",
-                    quote(t.text),
-                    i64::MIN,
-                    i64::MAX
-                ),
-            )
-        })
-    }
-
-    /// `<prefix><u32>`, e.g. `R3` or `H1`.
-    fn numbered(&self, t: Token<'_>, prefix: char, what: &str) -> Result<u32, ParseError> {
-        let digits = match t.text.strip_prefix(prefix) {
-            Some(d) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => d,
-            _ => return Err(self.unexpected(t, what)),
-        };
-        digits.parse::<u32>().map_err(|_| {
-            self.error(
-                t.column,
-                format!(
-                    "{what}: {} is out of range (the number is at most {})",
-                    quote(t.text),
-                    u32::MAX
-                ),
-            )
-        })
-    }
-
-    fn resource(&mut self, what: &str) -> Result<ResourceId, ParseError> {
-        let t = self.expect(what)?;
-        self.numbered(t, 'R', what).map(ResourceId)
-    }
-
-    fn optional_resource(&mut self) -> Result<Option<ResourceId>, ParseError> {
-        match self.advance() {
-            None => Ok(None),
-            Some(t) => self
-                .numbered(t, 'R', "a resource (R<n>) or end of line")
-                .map(|n| Some(ResourceId(n))),
-        }
-    }
-
-    fn als(&mut self) -> Result<AlsId, ParseError> {
-        const WHAT: &str = "an AsyncLocalStorage (A<n>)";
-        let t = self.expect(WHAT)?;
-        self.numbered(t, 'A', WHAT).map(AlsId)
-    }
-
-    /// A store value: a `u32` in decimal digits.
-    fn store_value(&mut self) -> Result<StoreValue, ParseError> {
-        const WHAT: &str = "a store value (a number from 0 to 4294967295)";
-        let t = self.expect(WHAT)?;
-        if t.text.is_empty() || !t.text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(self.unexpected(t, WHAT));
-        }
-        t.text.parse::<StoreValue>().map_err(|_| {
-            self.error(
-                t.column,
-                format!("{WHAT}: {} is out of range", quote(t.text)),
-            )
-        })
-    }
-
-    fn hook(&mut self) -> Result<HookId, ParseError> {
-        const WHAT: &str = "a hook (H<n>)";
-        let t = self.expect(WHAT)?;
-        self.numbered(t, 'H', WHAT).map(HookId)
-    }
-
-    /// One of `words`, or nothing; anything else is an error.
-    fn optional_word(&mut self, words: &[&str], what: &str) -> Result<Option<&'a str>, ParseError> {
-        match self.advance() {
-            None => Ok(None),
-            Some(t) if words.contains(&t.text) => Ok(Some(t.text)),
-            Some(t) => Err(self.unexpected(t, what)),
-        }
-    }
-
-    /// No tokens remain after the op `kind`.
-    fn end(&self, kind: &str) -> Result<(), ParseError> {
-        match self.peek() {
-            None => Ok(()),
-            Some(t) => {
-                let hint = if t.text.starts_with("=>") {
-                    " (an expectation goes on its own line)"
-                } else {
-                    ""
-                };
-                Err(self.error(
-                    t.column,
-                    format!(
-                        "unexpected {} after {kind}; expected end of line{hint}",
-                        quote(t.text)
-                    ),
-                ))
-            }
-        }
-    }
-}
-
-/// Every op keyword, comma-separated, for error messages.
-fn kind_names() -> String {
-    let names: Vec<&str> = OpKind::ALL.iter().map(|k| k.name()).collect();
-    names.join(", ")
-}
-
-const ASYNC_ID: &str = "an async id (an integer)";
-const TRIGGER_ID: &str = "a trigger async id (an integer)";
-
-fn is_type_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
-}
-
-fn parse_op(mut t: Tokens<'_>) -> Result<Op, ParseError> {
-    let head = t.expect("an op")?;
-    let Some(kind) = OpKind::from_name(head.text) else {
-        return Err(t.error(
-            head.column,
-            format!(
-                "unknown op {}; expected one of {}",
-                quote(head.text),
-                kind_names()
-            ),
-        ));
-    };
-    let op = match kind {
-        OpKind::NoForceAsyncHooksChecks => Op::NoForceAsyncHooksChecks,
-        OpKind::EntryModule => Op::EntryModule,
-        OpKind::TimersScope => Op::TimersScope,
-        OpKind::CloseOuter => {
-            const WHAT: &str = "how many native scopes are inside the one closed (1 or more)";
-            let n = t.expect(WHAT)?;
-            match n.text.parse::<u32>() {
-                Ok(outer) if outer >= 1 && n.text.bytes().all(|b| b.is_ascii_digit()) => {
-                    Op::CloseOuter { outer }
-                }
-                _ => return Err(t.unexpected(n, WHAT)),
-            }
-        }
-        OpKind::CallbackScope => parse_open_scope(&mut t, ScopeKind::CallbackScope)?,
-        OpKind::MakeCallback => parse_open_scope(&mut t, ScopeKind::MakeCallback)?,
-        OpKind::CloseScope => Op::CloseScope {
-            threw: t
-                .optional_word(&["threw"], "\"threw\" or end of line")?
-                .is_some(),
-        },
-        OpKind::ResetGlobal => Op::ResetGlobal(t.resource("a resource (R<n>)")?),
-        OpKind::CreateHook => parse_create_hook(&mut t)?,
-        OpKind::EnableHook => Op::EnableHook(t.hook()?),
-        OpKind::DisableHook => Op::DisableHook(t.hook()?),
-        OpKind::EmitInit => {
-            let async_id = t.async_id(ASYNC_ID)?;
-            const TYPE: &str = "a type name (letters, digits, '_', '.', '-')";
-            let ty = t.expect(TYPE)?;
-            if !is_type_name(ty.text) {
-                return Err(t.unexpected(ty, TYPE));
-            }
-            let trigger_async_id = t.async_id(TRIGGER_ID)?;
-            Op::EmitInit {
-                async_id,
-                type_name: ty.text.to_string(),
-                trigger_async_id,
-                resource: t.optional_resource()?,
-            }
-        }
-        OpKind::EmitBefore => Op::EmitBefore {
-            async_id: t.async_id(ASYNC_ID)?,
-            trigger_async_id: t.async_id(TRIGGER_ID)?,
-            resource: t.optional_resource()?,
-        },
-        OpKind::EmitAfter => Op::EmitAfter {
-            async_id: t.async_id(ASYNC_ID)?,
-        },
-        OpKind::EmitDestroy => Op::EmitDestroy {
-            async_id: t.async_id(ASYNC_ID)?,
-        },
-        OpKind::EnterRunInAsyncScope => Op::EnterRunInAsyncScope {
-            async_id: t.async_id(ASYNC_ID)?,
-            trigger_async_id: t.async_id(TRIGGER_ID)?,
-            resource: t.resource("a resource (R<n>)")?,
-        },
-        OpKind::ExitRunInAsyncScope => Op::ExitRunInAsyncScope,
-        OpKind::EnterDefaultTriggerScope => Op::EnterDefaultTriggerScope {
-            trigger_async_id: t.async_id(TRIGGER_ID)?,
-        },
-        OpKind::ExitDefaultTriggerScope => Op::ExitDefaultTriggerScope,
-        OpKind::NextTick => Op::NextTick {
-            query_resource: t
-                .optional_word(&["resource"], "\"resource\" or end of line")?
-                .is_some(),
-        },
-        OpKind::TickCallback => Op::TickCallback,
-        OpKind::NextTickBody => Op::NextTickBody,
-        OpKind::EndTick => Op::EndTick,
-        OpKind::QueueMicrotask => Op::QueueMicrotask,
-        OpKind::PromiseThen => Op::PromiseThen,
-        OpKind::PromiseReject => Op::PromiseReject,
-        OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
-        OpKind::PromiseThenBody => Op::PromiseThenBody,
-        OpKind::EndMicrotask => Op::EndMicrotask,
-        OpKind::ExecutionAsyncId => Op::ExecutionAsyncId,
-        OpKind::TriggerAsyncId => Op::TriggerAsyncId,
-        OpKind::ExecutionAsyncResource => Op::ExecutionAsyncResource,
-        OpKind::DefaultTriggerAsyncId => Op::DefaultTriggerAsyncId,
-        OpKind::NewAsyncId => Op::NewAsyncId,
-        OpKind::UncaughtException => {
-            const WHAT: &str = "\"handled\" or \"unhandled\"";
-            let w = t.expect(WHAT)?;
-            let handled = match w.text {
-                "handled" => true,
-                "unhandled" => false,
-                _ => return Err(t.unexpected(w, WHAT)),
-            };
-            Op::UncaughtException { handled }
-        }
-        OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
-        OpKind::Stop => Op::Stop,
-        OpKind::NodeVersion => {
-            const WHAT: &str = "a node version profile (20 or 26)";
-            let v = t.expect(WHAT)?;
-            match v.text {
-                "20" => Op::NodeVersion(NodeVersion::V20),
-                "26" => Op::NodeVersion(NodeVersion::V26),
-                _ => return Err(t.unexpected(v, WHAT)),
-            }
-        }
-        OpKind::AlsRun => Op::AlsRun {
-            als: t.als()?,
-            store: t.store_value()?,
-        },
-        OpKind::AlsExit => Op::AlsExit(t.als()?),
-        OpKind::EndAlsRun => Op::EndAlsRun,
-        OpKind::AlsEnterWith => Op::AlsEnterWith {
-            als: t.als()?,
-            store: t.store_value()?,
-        },
-        OpKind::AlsGetStore => Op::AlsGetStore(t.als()?),
-        OpKind::AsyncResource => Op::AsyncResource(t.resource("a resource (R<n>)")?),
-    };
-    t.end(kind.name())?;
-    Ok(op)
-}
-
-/// `callback-scope|make-callback ID TRIGGER [global] R<n> [skip-hooks] [skip-queues]`.
-fn parse_open_scope(t: &mut Tokens<'_>, scope_kind: ScopeKind) -> Result<Op, ParseError> {
-    let async_id = t.async_id(ASYNC_ID)?;
-    let trigger_async_id = t.async_id(TRIGGER_ID)?;
-    let holder = match t.peek() {
-        Some(tok) if tok.text == "global" => {
-            t.advance();
-            Holder::Global
-        }
-        _ => Holder::Local,
-    };
-    let id = t.resource(match holder {
-        Holder::Local => "a resource (R<n>) or \"global\"",
-        Holder::Global => "a resource (R<n>)",
-    })?;
-    let mut flags = ScopeFlags::default();
-    while let Some(tok) = t.advance() {
-        let slot = match tok.text {
-            "skip-hooks" => &mut flags.skip_async_hooks,
-            "skip-queues" => &mut flags.skip_task_queues,
-            _ => return Err(t.unexpected(tok, "a flag (skip-hooks, skip-queues) or end of line")),
-        };
-        if *slot {
-            return Err(t.error(tok.column, format!("flag {} given twice", quote(tok.text))));
-        }
-        *slot = true;
-    }
-    Ok(Op::OpenScope {
-        kind: scope_kind,
-        context: AsyncContext {
-            async_id,
-            trigger_async_id,
-        },
-        resource: NativeResource { id, holder },
-        flags,
-    })
-}
-
-/// `create-hook H<n> none` or `create-hook H<n> CALLBACK...`.
-fn parse_create_hook(t: &mut Tokens<'_>) -> Result<Op, ParseError> {
-    const CALLBACKS: &str = "init, before, after, destroy, promiseResolve";
-    let hook = t.hook()?;
-    let first_what = format!("the hook's callbacks ({CALLBACKS}) or \"none\"");
-    let first = t.expect(&first_what)?;
-    let mut callbacks = HookCallbacks::default();
-    if first.text == "none" {
-        return Ok(Op::CreateHook { hook, callbacks });
-    }
-    let mut tok = Some(first);
-    let mut is_first = true;
-    while let Some(cb) = tok {
-        let slot = match cb.text {
-            "init" => &mut callbacks.init,
-            "before" => &mut callbacks.before,
-            "after" => &mut callbacks.after,
-            "destroy" => &mut callbacks.destroy,
-            "promiseResolve" => &mut callbacks.promise_resolve,
-            "none" => {
-                return Err(t.error(
-                    cb.column,
-                    "\"none\" stands alone; it cannot be combined with callbacks".to_string(),
-                ))
-            }
-            _ if is_first => return Err(t.unexpected(cb, &first_what)),
-            _ => return Err(t.unexpected(cb, &format!("a callback ({CALLBACKS}) or end of line"))),
-        };
-        if *slot {
-            return Err(t.error(
-                cb.column,
-                format!("callback {} given twice", quote(cb.text)),
-            ));
-        }
-        *slot = true;
-        is_first = false;
-        tok = t.advance();
-    }
-    Ok(Op::CreateHook { hook, callbacks })
+    Op::parse(Tokens::new(line, content)).map(Line::Op)
 }
 
 #[cfg(test)]

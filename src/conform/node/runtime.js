@@ -426,7 +426,7 @@ function plain(i, t, self) {
   switch (t[0]) {
     case 'no-force-async-hooks-checks': break; // node's command line has it
     case 'entry-module': break; // the program is an .mjs file
-    case 'node-version': break; // the binary's own profile
+    case 'node-version': break; // the binary's own node version
     case 'create-hook': createHook(t[1], t[2] === 'none' ? [] : t.slice(2)); break;
     case 'enable-hook': hooks.get(t[1]).enable(); break;
     case 'disable-hook': hooks.get(t[1]).disable(); break;
@@ -465,6 +465,9 @@ function plain(i, t, self) {
     case 'clear-async-id-stack': iah.clearAsyncIdStack(); break;
     case 'reset-global': addon.resetGlobal(num(t[1])); break;
     case 'async-resource': captureFrame(num(t[1])); break;
+    case 'als-default': // a header op: before any other op names A<n>
+      storages.set(num(t[1]), new asyncHooks.AsyncLocalStorage({ defaultValue: +t[2] }));
+      break;
     case 'als-enter-with': A(num(t[1])).enterWith(+t[2]); break;
     case 'als-get-store': {
       const v = A(num(t[1])).getStore();

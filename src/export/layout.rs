@@ -1,0 +1,63 @@
+//! Where the exported tests go in a Node checkout: tests with a native
+//! scope (or checks after the main script, which run from the addon's
+//! event-loop callback) in one addon folder with one binding shared by all
+//! of them; JavaScript-only tests in `test/async-hooks/`.
+
+use super::Export;
+use std::path::Path;
+
+/// The addon folder.
+pub const ADDON_DIR: &str = "test/addons/async-context-scopes";
+
+/// The folder of the tests that need no addon.
+pub const JS_DIR: &str = "test/async-hooks";
+
+/// The addon's source (`node/binding.cc`): `node::CallbackScope`,
+/// `node::MakeCallback`, and a callback from the event loop.
+pub const BINDING_CC: &str = include_str!("node/binding.cc");
+
+/// Its `binding.gyp`, as Node's addon tests write theirs.
+pub const BINDING_GYP: &str = include_str!("node/binding.gyp");
+
+/// The stand-in for Node's `test/common` used by the proof (never
+/// exported).
+pub const COMMON_JS: &str = include_str!("node/common/index.js");
+
+/// A test file's path in a Node checkout.
+pub fn path_of(file: &str, binding: bool) -> String {
+    let dir = if binding { ADDON_DIR } else { JS_DIR };
+    format!("{dir}/{file}")
+}
+
+/// Write `export`'s tests under `root` as a Node checkout holds them: the
+/// addon folder (`binding.cc`, `binding.gyp`, its tests) and
+/// `test/async-hooks/`. Files of earlier exports in those folders are left
+/// alone; each file is written whole and renamed into place.
+pub fn write(root: &Path, export: &Export) -> std::io::Result<()> {
+    let addon = root.join(ADDON_DIR);
+    if export.tests.iter().any(|t| t.rendered.binding) {
+        std::fs::create_dir_all(&addon)?;
+        write_file(&addon.join("binding.cc"), BINDING_CC)?;
+        write_file(&addon.join("binding.gyp"), BINDING_GYP)?;
+    }
+    for t in &export.tests {
+        let path = root.join(&t.path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        write_file(&path, &t.rendered.source)?;
+    }
+    Ok(())
+}
+
+/// The scratch tree of the proof: `write`, plus the `test/common` stand-in.
+pub fn write_scratch(root: &Path, export: &Export) -> std::io::Result<()> {
+    write(root, export)?;
+    let common = root.join("test/common");
+    std::fs::create_dir_all(&common)?;
+    write_file(&common.join("index.js"), COMMON_JS)
+}
+
+fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
+    crate::files::replace(path, text.as_bytes())
+}

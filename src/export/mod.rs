@@ -1,0 +1,475 @@
+//! `scopecheck export`: the suite's cases as Node core tests that the pull
+//! request (<https://github.com/nodejs/node/pull/66511>) can carry.
+//!
+//! A case is a trace ([`Source`]): a scenario (`tests/scenarios/`), a
+//! finding's counterexample (`docs/findings.md`), a regression
+//! (`tests/regressions/`), or a generated case that reaches one named
+//! situation of [`crate::coverage`] ([`situation_cases`]). Whether node can
+//! run it is [`crate::conform::decide`]'s question, asked op by op as for
+//! conformance ([`prepare`]); [`render`] writes what node can run as a test
+//! whose expected values are the eager model's for the binary's line;
+//! [`layout`] puts the tests where Node keeps them (docs/export.md).
+//! [`proof`] shows the tests are real: they build and pass on both
+//! binaries, and wrong variants of them fail.
+
+pub mod layout;
+pub mod proof;
+pub mod render;
+
+use crate::conform::{Capabilities, Decider};
+use crate::coverage::{self, Coverage, SITUATIONS};
+use lazy::mutant::Mutant;
+use model::eager::EagerStack;
+use model::env::Frame;
+use model::vocab::{trace, NodeVersion, Op, Runtime};
+use model::Eager;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Where a case comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// `tests/scenarios/NAME.trace`.
+    Scenario,
+    /// A counterexample of `docs/findings.md` (or `docs/node-findings.md`).
+    Finding,
+    /// `tests/regressions/NAME.trace`.
+    Regression,
+    /// A generated case chosen to reach one named situation.
+    Situation,
+}
+
+impl Origin {
+    /// Every origin, in the order the tests are listed.
+    pub const ALL: [Origin; 4] = [
+        Origin::Scenario,
+        Origin::Finding,
+        Origin::Regression,
+        Origin::Situation,
+    ];
+
+    /// Its name in file names and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Scenario => "scenario",
+            Origin::Finding => "finding",
+            Origin::Regression => "regression",
+            Origin::Situation => "situation",
+        }
+    }
+}
+
+/// One case to export.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// Where it comes from.
+    pub origin: Origin,
+    /// Its name (the trace file's stem, the mutant's, the situation's).
+    pub name: String,
+    /// The trace.
+    pub ops: Vec<Op>,
+    /// The named situation it was chosen for, if any.
+    pub situation: Option<&'static str>,
+}
+
+/// Why a case was not exported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The case.
+    pub origin: Origin,
+    /// Its name.
+    pub name: String,
+    /// Why, naming the op.
+    pub reason: String,
+}
+
+/// An exported test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Test {
+    /// Where it comes from.
+    pub origin: Origin,
+    /// The case's name.
+    pub name: String,
+    /// Its path in a Node checkout (`test/addons/...` or `test/async-hooks/...`).
+    pub path: String,
+    /// The test as written.
+    pub rendered: render::Rendered,
+    /// The one-line description (situation, decisions).
+    pub comment: String,
+    /// The ops as run (decided, cut at the model's death, closes appended).
+    pub ops: Vec<Op>,
+    /// The mutants (by name) whose observations differ from the model's on
+    /// this trace: the design decisions the test exercises.
+    pub mutants: Vec<String>,
+}
+
+/// The export of every source for one line: tests and refusals.
+#[derive(Clone, Debug, Default)]
+pub struct Export {
+    /// The line the expectations are for.
+    pub version: NodeVersion,
+    /// The tests, in source order.
+    pub tests: Vec<Test>,
+    /// The cases not exported, with the reason.
+    pub refused: Vec<Refusal>,
+}
+
+/// The capabilities of a binary of `version` (what decide asks of it).
+pub fn capabilities(version: NodeVersion) -> Capabilities {
+    match version {
+        NodeVersion::V20 => Capabilities::default(),
+        NodeVersion::V26 => Capabilities::node26(),
+    }
+}
+
+/// The trace as node runs it: decided op by op for a binary of `version`
+/// ([`Decider`]), cut after the model's death, with a close appended for
+/// every frame left open. The first op node cannot express refuses it.
+pub fn prepare(ops: &[Op], version: NodeVersion) -> Result<Vec<Op>, String> {
+    let mut env = Eager::for_version(version);
+    let mut decider = Decider::new(capabilities(version));
+    let mut run = Vec::with_capacity(ops.len() + 4);
+    let mut step = |env: &mut Eager, op: &Op, run: &mut Vec<Op>| -> Result<(), String> {
+        match decider.apply(env, op) {
+            Err(u) => Err(u.to_string()),
+            Ok(Err(e)) => Err(format!("the model rejects op {} `{op}`: {e}", run.len())),
+            Ok(Ok(_)) => {
+                run.push(op.clone());
+                Ok(())
+            }
+        }
+    };
+    for op in ops {
+        if matches!(op, Op::NodeVersion(v) if *v != version) {
+            return Err(format!(
+                "the trace says `{op}`, but this export is for node {version}"
+            ));
+        }
+        step(&mut env, op, &mut run)?;
+        if env.exited {
+            return Ok(run);
+        }
+    }
+    while let Some(op) = env.frames.last().map(closing_op) {
+        step(&mut env, &op, &mut run)?;
+        if env.exited {
+            break;
+        }
+    }
+    Ok(run)
+}
+
+/// The op that ends `frame` as its function returns.
+fn closing_op(frame: &Frame<EagerStack>) -> Op {
+    crate::conform::closing_op(frame)
+}
+
+/// The named situations `ops` reaches on the lazy side (the pull request's
+/// design), in [`SITUATIONS`] order.
+pub fn situations(ops: &[Op], version: NodeVersion) -> Vec<&'static str> {
+    let mut lazy = lazy::Lazy::default();
+    lazy.version = version;
+    let mut c = Coverage::default();
+    for op in ops {
+        let closing = coverage::closes_lazy_scope(&lazy, op);
+        c.before_op(&lazy, op);
+        let Ok(obs) = lazy.apply(op) else { break };
+        c.after_op(closing, &lazy, op, &obs);
+        if lazy.exited {
+            break;
+        }
+    }
+    (SITUATIONS.iter())
+        .map(|(name, _)| *name)
+        .filter(|n| c.situations.contains_key(n))
+        .collect()
+}
+
+/// The mutants whose observations on `ops` differ from the eager model's.
+pub fn killed_by(ops: &[Op], version: NodeVersion) -> Vec<Mutant> {
+    let mut eager = Eager::for_version(version);
+    let expected: Vec<_> = ops.iter().map(|op| eager.apply(op)).collect();
+    (Mutant::ALL.iter().copied())
+        .filter(|&m| {
+            let mut env = lazy::mutant::environment(m);
+            env.version = version;
+            let differs = ops.iter().zip(&expected).any(|(op, want)| {
+                let got = crate::lockstep::catch_panic(|| env.apply(op));
+                &got != want
+            });
+            differs
+        })
+        .collect()
+}
+
+/// The decision number of each mutant, as docs/findings.md's headings give
+/// it (`## NAME (decision N)`).
+pub fn decisions(findings: &str) -> Vec<(String, u32)> {
+    findings
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("## ")?;
+            let (name, rest) = rest.split_once(" (decision ")?;
+            let n = rest.strip_suffix(')')?.parse().ok()?;
+            Some((name.to_string(), n))
+        })
+        .collect()
+}
+
+/// The scenarios of `dir` (`*.trace`, by file name).
+pub fn scenario_sources(dir: &Path, origin: Origin) -> Result<Vec<Source>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let t = trace::parse(&text).map_err(|e| format!("{}:{e}", f.display()))?;
+        out.push(Source {
+            origin,
+            name: f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            ops: t.ops(),
+            situation: None,
+        });
+    }
+    Ok(out)
+}
+
+/// The counterexamples of a findings document: each fenced block that
+/// parses as a trace, named after its `## ` heading's first word.
+pub fn finding_sources(text: &str) -> Vec<Source> {
+    let mut out: Vec<Source> = Vec::new();
+    let mut heading = String::new();
+    let mut block: Option<String> = None;
+    for l in text.lines() {
+        if let Some(h) = l.strip_prefix("## ") {
+            heading = h.split_whitespace().next().unwrap_or("").to_string();
+        }
+        if l.starts_with("```") {
+            match block.take() {
+                None => block = Some(String::new()),
+                Some(b) => {
+                    let is_trace = l.trim() == "```" && !heading.is_empty();
+                    if let (true, Ok(t)) = (is_trace, trace::parse(&b)) {
+                        let ops = t.ops();
+                        if ops.is_empty() {
+                            continue;
+                        }
+                        let taken = out.iter().filter(|s| s.name.starts_with(&heading)).count();
+                        let name = match taken {
+                            0 => heading.clone(),
+                            n => format!("{heading}-{}", n + 1),
+                        };
+                        out.push(Source {
+                            origin: Origin::Finding,
+                            name,
+                            ops,
+                            situation: None,
+                        });
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some(b) = &mut block {
+            b.push_str(l);
+            b.push('\n');
+        }
+    }
+    out
+}
+
+/// How many random cases [`situation_cases`] looks through for each line.
+pub const SITUATION_SEARCH: u64 = 3000;
+
+/// For each named situation that exists on `version`, the first of the
+/// conformance generator's cases (seed `seed`, decided for the binary)
+/// that reaches it and that [`render`] can write, shrunk by removing ops
+/// while it still does; the situations no case reached, apart.
+pub fn situation_cases(version: NodeVersion, seed: u64) -> (Vec<Source>, Vec<&'static str>) {
+    let caps = capabilities(version);
+    let wanted: Vec<&'static str> = (SITUATIONS.iter())
+        .map(|(n, _)| *n)
+        .filter(|n| coverage::exists_on(version, n))
+        .collect();
+    let mut found: Vec<Source> = Vec::new();
+    let mut left: BTreeSet<&'static str> = wanted.iter().copied().collect();
+    for case in 0..SITUATION_SEARCH {
+        if left.is_empty() {
+            break;
+        }
+        let ops = crate::conform::random_case(seed, case, caps);
+        let reached = situations(&ops, version);
+        for s in reached {
+            if !left.contains(s) {
+                continue;
+            }
+            let keeps = |ops: &[Op]| {
+                situations(ops, version).contains(&s)
+                    && prepare(ops, version)
+                        .ok()
+                        .is_some_and(|run| writes(&run, version))
+            };
+            if !keeps(&ops) {
+                continue;
+            }
+            let small = shrink(ops.clone(), &keeps);
+            left.remove(s);
+            found.push(Source {
+                origin: Origin::Situation,
+                name: s.to_string(),
+                ops: small,
+                situation: Some(s),
+            });
+        }
+    }
+    found.sort_by_key(|s| SITUATIONS.iter().position(|(n, _)| *n == s.name));
+    (found, left.into_iter().collect())
+}
+
+/// Whether the renderer writes `run` (a prepared trace).
+fn writes(run: &[Op], version: NodeVersion) -> bool {
+    render::render(run, version, Eager::new, "").is_ok()
+}
+
+/// `ops` with ops removed (runs of 8, 4, 2, then single ops) while `keeps`
+/// holds.
+fn shrink(mut ops: Vec<Op>, keeps: &impl Fn(&[Op]) -> bool) -> Vec<Op> {
+    for width in [8usize, 4, 2, 1] {
+        let mut i = 0;
+        while i < ops.len() {
+            let end = (i + width).min(ops.len());
+            let mut candidate = ops.clone();
+            candidate.drain(i..end);
+            if !candidate.is_empty() && keeps(&candidate) {
+                ops = candidate;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    ops
+}
+
+/// Every source of the repository at `root` for `version`: the scenarios,
+/// the findings' counterexamples, the regressions and one case per
+/// situation; the situations no generated case reached.
+pub fn all_sources(
+    root: &Path,
+    version: NodeVersion,
+    seed: u64,
+) -> Result<(Vec<Source>, Vec<&'static str>), String> {
+    let mut sources = scenario_sources(&root.join("tests/scenarios"), Origin::Scenario)?;
+    for doc in ["docs/findings.md", "docs/node-findings.md"] {
+        let p = root.join(doc);
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        sources.extend(finding_sources(&text));
+    }
+    sources.extend(scenario_sources(
+        &root.join("tests/regressions"),
+        Origin::Regression,
+    )?);
+    let (situations, missing) = situation_cases(version, seed);
+    sources.extend(situations);
+    Ok((sources, missing))
+}
+
+/// Export `sources` for `version`, with the decision numbers of
+/// `findings` (docs/findings.md's text) in the comments.
+pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Export {
+    let decisions = decisions(findings);
+    let mut out = Export {
+        version,
+        ..Export::default()
+    };
+    let mut names = BTreeSet::new();
+    for s in sources {
+        let refuse = |reason: String| Refusal {
+            origin: s.origin,
+            name: s.name.clone(),
+            reason,
+        };
+        let run = match prepare(&s.ops, version) {
+            Ok(run) => run,
+            Err(e) => {
+                out.refused.push(refuse(e));
+                continue;
+            }
+        };
+        let reached = situations(&run, version);
+        let situation = s.situation.or(reached.first().copied());
+        let mutants: Vec<String> = killed_by(&run, version).iter().map(|m| m.name()).collect();
+        let comment = comment(s, situation, &mutants, &decisions);
+        let rendered = match render::render(&run, version, Eager::new, &comment) {
+            Ok(r) => r,
+            Err(e) => {
+                out.refused.push(refuse(format!(
+                    "op {} `{}`: {}",
+                    e.index,
+                    run.get(e.index).map(|o| o.to_string()).unwrap_or_default(),
+                    e.reason
+                )));
+                continue;
+            }
+        };
+        let file = format!("test-{}-{}.js", s.origin.name(), s.name);
+        if !names.insert(file.clone()) {
+            out.refused
+                .push(refuse(format!("a second case named {file}")));
+            continue;
+        }
+        let path = layout::path_of(&file, rendered.binding);
+        out.tests.push(Test {
+            origin: s.origin,
+            name: s.name.clone(),
+            path,
+            rendered,
+            comment,
+            ops: run,
+            mutants,
+        });
+    }
+    out
+}
+
+/// The test's one-line description: what it is, the situation, the
+/// decisions whose mistakes it would show.
+fn comment(
+    s: &Source,
+    situation: Option<&str>,
+    mutants: &[String],
+    decisions: &[(String, u32)],
+) -> String {
+    let what = match situation.and_then(|n| SITUATIONS.iter().find(|(k, _)| *k == n)) {
+        Some((_, text)) => text.to_string(),
+        None => "no lazy situation of its own".to_string(),
+    };
+    let mut numbers: Vec<u32> = mutants
+        .iter()
+        .filter_map(|m| decisions.iter().find(|(n, _)| n == m).map(|(_, d)| *d))
+        .collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    let decided = match numbers.as_slice() {
+        [] => String::new(),
+        [one] => format!("; decision {one}"),
+        many => format!(
+            "; decisions {}",
+            many.iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "{what} ({} {}{decided}; nodejs/node#66511).",
+        s.origin.name(),
+        s.name
+    )
+}

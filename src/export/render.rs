@@ -1,0 +1,1573 @@
+//! From a trace, as a model runs it, to the text of one Node core test:
+//! straight-line JavaScript in Node's style, each frame of the trace a
+//! callback (`binding.callbackScope(r1, 5, 1, common.mustCall(() => {...}))`),
+//! each observation an `assert` at the place in the program where it is
+//! made.
+//!
+//! Where an assertion goes follows from one fact: the test runs its
+//! statements in the trace's order. An op's statement goes into the block
+//! of the frame the op runs in (the model's innermost frame), and what the
+//! hooks saw since the last check is checked just before the next
+//! statement runs, wherever that is: at the start of a scope's callback
+//! (its `before`), after the call that ran a scope (its `after`), at the
+//! start of a tick's or a microtask's callback. The model's frames say
+//! which block is innermost after each op.
+//!
+//! Ids Node hands out itself (`newAsyncId()`, a tick's id, an Immediate's)
+//! are told from the trace's own numbers by running the model twice, the
+//! second time with its id counter moved by [`SHIFT`]: a number that moves
+//! is Node's, written relative to `firstId` (the first id the test's code
+//! gets); a number that stays is the trace's.
+
+use model::env::{AsyncIdStack, Environment, Frame};
+use model::vocab::{
+    AsyncId, FailedCheck, HookEvent, NodeVersion, Observation, Op, ResourceView, ScopeKind,
+};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+/// How far the second run moves the id counter.
+const SHIFT: AsyncId = 1_000_000_000;
+
+/// A Node-handed id `m` of the model, written as `HANDED + m`.
+const HANDED: AsyncId = i64::MIN / 2;
+
+/// How the test's process ends, when the model says it dies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// `async hook stack has become corrupted (actual: A, expected: E)`,
+    /// exit 1 (ids as JS-regexp text: a Node-handed id is `\d+`).
+    Corrupted {
+        /// The `actual` number.
+        actual: String,
+        /// The `expected` number.
+        expected: String,
+    },
+    /// A `CHECK` failed: SIGABRT and `Assertion failed: TEXT`.
+    Check(FailedCheck),
+    /// An unhandled exception: exit 1 with its message.
+    Uncaught,
+}
+
+/// A test as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// The JavaScript source.
+    pub source: String,
+    /// It loads the addon (a native scope, or checks after the main
+    /// script, which run from the addon's event-loop callback).
+    pub binding: bool,
+    /// How the model says the process ends, if it dies.
+    pub ending: Option<Ending>,
+}
+
+/// What the renderer cannot write readably (beyond what node cannot
+/// express at all, which [`crate::conform::decide`] says first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotWritten {
+    /// The op's index in the trace as run.
+    pub index: usize,
+    /// Why.
+    pub reason: String,
+}
+
+/// The `Assertion failed:` text node prints for each `CHECK` of the
+/// vocabulary (the same the conformance reader recognises).
+pub fn check_text(check: FailedCheck) -> &'static str {
+    crate::conform::observe::CHECKS
+        .iter()
+        .find(|(_, c)| *c == check)
+        .map_or("", |(text, _)| text)
+}
+
+/// One block of code: a callback's body, or the main script.
+#[derive(Clone, Debug, Default)]
+struct Block {
+    items: Vec<Item>,
+}
+
+#[derive(Clone, Debug)]
+enum Item {
+    Line(String),
+    /// A call with callbacks: `parts[i].0` opens callback `parts[i].1`;
+    /// `tail` closes the last.
+    Call {
+        parts: Vec<(String, usize)>,
+        tail: String,
+    },
+}
+
+/// The block a model frame's ops go into.
+#[derive(Clone, Debug)]
+struct CodeFrame {
+    block: usize,
+    /// The call item that opened the frame (block, item index), for a
+    /// callback-scope that goes on in a second callback after a handled
+    /// exception.
+    call: Option<(usize, usize)>,
+    /// The block's code can no longer run (an exception ended it).
+    dead: bool,
+}
+
+/// The two runs of the model, and everything the test's text needs.
+struct Writer<S: AsyncIdStack> {
+    a: Environment<S>,
+    b: Environment<S>,
+    blocks: Vec<Block>,
+    frames: Vec<CodeFrame>,
+    /// The event-loop callback's block (ops after the main script).
+    event_loop: Option<usize>,
+    /// Hook calls seen and not yet checked, as JS array literals.
+    pending: Vec<String>,
+    /// Model ids Node handed out, run A's → run B's.
+    handed: HashMap<AsyncId, AsyncId>,
+    /// Ids the trace wrote as arguments before Node handed the same number
+    /// out: they stay the trace's own.
+    literals: BTreeSet<AsyncId>,
+    /// A tick's callback block, by its model id.
+    ticks: HashMap<AsyncId, usize>,
+    /// Microtask callback blocks, in queue order; how many have run.
+    microtasks: Vec<usize>,
+    microtasks_run: usize,
+    /// Whether each scheduled callback ran (for `common.mustCall`).
+    ran: BTreeSet<usize>,
+    /// Which names each module gives the test.
+    from_async_hooks: BTreeSet<&'static str>,
+    from_internal: BTreeSet<&'static str>,
+    resources: BTreeSet<u32>,
+    hooks: BTreeMap<u32, Vec<&'static str>>,
+    storages: BTreeSet<u32>,
+    uses_symbol: bool,
+    uses_rias: bool,
+    main_bound: bool,
+    top_bound: bool,
+    binding: bool,
+    no_force: bool,
+    ending: Option<Ending>,
+    /// Where the main script threw (its block and item index).
+    main_threw_at: Option<usize>,
+}
+
+fn refuse<T>(index: usize, reason: impl Into<String>) -> Result<T, NotWritten> {
+    Err(NotWritten {
+        index,
+        reason: reason.into(),
+    })
+}
+
+/// The ids of an observation, in a fixed order.
+fn ids_of(o: &Observation) -> Vec<AsyncId> {
+    let mut v = Vec::new();
+    map_ids(o, &mut |id| {
+        v.push(id);
+        id
+    });
+    v
+}
+
+fn map_view(r: &ResourceView, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> ResourceView {
+    match *r {
+        ResourceView::TickObject(id) => ResourceView::TickObject(f(id)),
+        ResourceView::Immediate(id) => ResourceView::Immediate(f(id)),
+        ResourceView::Microtask(id) => ResourceView::Microtask(f(id)),
+        ResourceView::Promise(id) => ResourceView::Promise(f(id)),
+        other => other,
+    }
+}
+
+/// `o` with each id replaced by `f(id)`, in [`ids_of`]'s order.
+fn map_ids(o: &Observation, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Observation {
+    use Observation as O;
+    match o {
+        O::ExecutionAsyncId(id) => O::ExecutionAsyncId(f(*id)),
+        O::TriggerAsyncId(id) => O::TriggerAsyncId(f(*id)),
+        O::DefaultTriggerAsyncId(id) => O::DefaultTriggerAsyncId(f(*id)),
+        O::NewAsyncId(id) => O::NewAsyncId(f(*id)),
+        O::ExecutionAsyncResource(r) => O::ExecutionAsyncResource(map_view(r, f)),
+        O::Hook {
+            hook,
+            event,
+            execution_async_id,
+            trigger_async_id,
+        } => {
+            let event = match event {
+                HookEvent::Init {
+                    async_id,
+                    type_name,
+                    trigger_async_id,
+                    resource,
+                } => HookEvent::Init {
+                    async_id: f(*async_id),
+                    type_name: type_name.clone(),
+                    trigger_async_id: f(*trigger_async_id),
+                    resource: map_view(resource, f),
+                },
+                HookEvent::Before(id) => HookEvent::Before(f(*id)),
+                HookEvent::After(id) => HookEvent::After(f(*id)),
+                HookEvent::Destroy(id) => HookEvent::Destroy(f(*id)),
+                HookEvent::PromiseResolve(id) => HookEvent::PromiseResolve(f(*id)),
+            };
+            O::Hook {
+                hook: *hook,
+                event,
+                execution_async_id: f(*execution_async_id),
+                trigger_async_id: f(*trigger_async_id),
+            }
+        }
+        O::Tick {
+            async_id,
+            execution_async_id,
+            trigger_async_id,
+            resource,
+        } => O::Tick {
+            async_id: f(*async_id),
+            execution_async_id: f(*execution_async_id),
+            trigger_async_id: f(*trigger_async_id),
+            resource: resource.as_ref().map(|r| map_view(r, f)),
+        },
+        O::TickStore {
+            async_id,
+            als,
+            value,
+        } => O::TickStore {
+            async_id: f(*async_id),
+            als: *als,
+            value: *value,
+        },
+        O::UnhandledRejection {
+            execution_async_id,
+            trigger_async_id,
+        } => O::UnhandledRejection {
+            execution_async_id: f(*execution_async_id),
+            trigger_async_id: f(*trigger_async_id),
+        },
+        O::Microtask {
+            promise,
+            execution_async_id,
+            trigger_async_id,
+        } => O::Microtask {
+            promise: *promise,
+            execution_async_id: f(*execution_async_id),
+            trigger_async_id: f(*trigger_async_id),
+        },
+        O::CorruptedStack { actual, expected } => O::CorruptedStack {
+            actual: f(*actual),
+            expected: f(*expected),
+        },
+        other => other.clone(),
+    }
+}
+
+/// `op` with each id argument replaced by `f(id)`.
+fn map_op_ids(op: &Op, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Op {
+    let mut op = op.clone();
+    match &mut op {
+        Op::OpenScope { context, .. } => {
+            context.async_id = f(context.async_id);
+            context.trigger_async_id = f(context.trigger_async_id);
+        }
+        Op::EmitInit {
+            async_id,
+            trigger_async_id,
+            ..
+        }
+        | Op::EmitBefore {
+            async_id,
+            trigger_async_id,
+            ..
+        }
+        | Op::EnterRunInAsyncScope {
+            async_id,
+            trigger_async_id,
+            ..
+        } => {
+            *async_id = f(*async_id);
+            *trigger_async_id = f(*trigger_async_id);
+        }
+        Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => *async_id = f(*async_id),
+        Op::EnterDefaultTriggerScope { trigger_async_id } => {
+            *trigger_async_id = f(*trigger_async_id)
+        }
+        _ => {}
+    }
+    op
+}
+
+/// A model id as the test writes it.
+fn id_js(id: AsyncId) -> String {
+    if id >= HANDED / 2 {
+        return id.to_string();
+    }
+    match id - HANDED - 2 {
+        0 => "firstId".to_string(),
+        k => format!("firstId + {k}"),
+    }
+}
+
+/// A model id as the test's regexp of a crash message matches it.
+fn id_re(id: AsyncId) -> String {
+    if id >= HANDED / 2 {
+        id.to_string().replace('-', "\\-")
+    } else {
+        "\\d+".to_string()
+    }
+}
+
+/// The JS name of a trace resource, hook or storage.
+fn r(n: u32) -> String {
+    format!("r{n}")
+}
+
+fn line(depth: usize, text: &str, out: &mut String) {
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
+    out.push_str(text);
+    out.push('\n');
+}
+
+impl<S: AsyncIdStack> Writer<S> {
+    fn push(&mut self, text: impl Into<String>) -> usize {
+        let block = self.current();
+        self.blocks[block].items.push(Item::Line(text.into()));
+        block
+    }
+
+    fn new_block(&mut self) -> usize {
+        self.blocks.push(Block::default());
+        self.blocks.len() - 1
+    }
+
+    /// The block the next statement goes into.
+    fn current(&mut self) -> usize {
+        if let Some(f) = self.frames.last() {
+            return f.block;
+        }
+        self.event_loop_block()
+    }
+
+    /// The block of the callback that runs from the event loop once the
+    /// main script is over (registered at the main script's end, or just
+    /// before the exception that ended it).
+    fn event_loop_block(&mut self) -> usize {
+        if let Some(b) = self.event_loop {
+            return b;
+        }
+        let body = self.new_block();
+        self.event_loop = Some(body);
+        self.binding = true;
+        let item = Item::Call {
+            parts: vec![(
+                "binding.runFromEventLoop(common.mustCall(() => {".to_string(),
+                body,
+            )],
+            tail: "}));".to_string(),
+        };
+        match self.main_threw_at {
+            Some(at) => self.blocks[0].items.insert(at, item),
+            None => self.blocks[0].items.push(item),
+        }
+        body
+    }
+
+    /// Run B's id for an op argument that names an id Node handed out (not
+    /// a number the trace wrote before that).
+    fn node_id(&self, id: AsyncId) -> Option<AsyncId> {
+        if self.literals.contains(&id) {
+            return None;
+        }
+        self.handed.get(&id).copied()
+    }
+
+    /// Check the hook calls seen so far, here.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let calls = std::mem::take(&mut self.pending);
+        let mut text = String::from("assert.deepStrictEqual(calls.splice(0), [\n");
+        for c in calls {
+            let _ = writeln!(text, "  {c},");
+        }
+        text.push_str("]);");
+        self.push(text);
+    }
+
+    fn resource_view(&mut self, index: usize, view: &ResourceView) -> Result<String, NotWritten> {
+        Ok(match view {
+            ResourceView::Resource(id) => {
+                self.resources.insert(id.0);
+                r(id.0)
+            }
+            ResourceView::Undefined => "undefined".to_string(),
+            ResourceView::Process => "process".to_string(),
+            ResourceView::Unspecified => {
+                return refuse(index, "the model calls this executionAsyncResource() unspecified (a read of a scope that has returned: freed memory, which may crash Node 26), and nothing unspecified is exported")
+            }
+            other => return refuse(index, format!("a resource the test cannot name before it sees it: {other}")),
+        })
+    }
+
+    /// `assert.strictEqual(executionAsyncResource(), ...)` and the like.
+    fn check_resource(&mut self, index: usize, view: &ResourceView) -> Result<(), NotWritten> {
+        self.from_async_hooks.insert("executionAsyncResource");
+        match view {
+            ResourceView::Main | ResourceView::TopLevel => {
+                let (name, bound, other, other_bound) = if *view == ResourceView::Main {
+                    (
+                        "mainResource",
+                        self.main_bound,
+                        "topLevelResource",
+                        self.top_bound,
+                    )
+                } else {
+                    (
+                        "topLevelResource",
+                        self.top_bound,
+                        "mainResource",
+                        self.main_bound,
+                    )
+                };
+                if bound {
+                    self.push(format!(
+                        "assert.strictEqual(executionAsyncResource(), {name});"
+                    ));
+                } else {
+                    self.push(format!("{name} = executionAsyncResource();"));
+                    self.push(format!("assert.deepStrictEqual({name}, {{}});"));
+                    if other_bound {
+                        self.push(format!("assert.notStrictEqual({name}, {other});"));
+                    }
+                    if *view == ResourceView::Main {
+                        self.main_bound = true;
+                    } else {
+                        self.top_bound = true;
+                    }
+                }
+            }
+            ResourceView::TickObject(id)
+            | ResourceView::Immediate(id)
+            | ResourceView::Microtask(id)
+            | ResourceView::Promise(id) => {
+                self.uses_symbol = true;
+                self.push(format!(
+                    "assert.strictEqual(executionAsyncResource()[async_id_symbol], {});",
+                    id_js(*id)
+                ));
+            }
+            other => {
+                let js = self.resource_view(index, other)?;
+                self.push(format!(
+                    "assert.strictEqual(executionAsyncResource(), {js});"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn hook_call(&mut self, index: usize, o: &Observation) -> Result<String, NotWritten> {
+        let Observation::Hook {
+            hook,
+            event,
+            execution_async_id,
+            trigger_async_id,
+        } = o
+        else {
+            return refuse(index, "not a hook call");
+        };
+        let name = format!("'hook{}'", hook.0);
+        let (e, t) = (id_js(*execution_async_id), id_js(*trigger_async_id));
+        Ok(match event {
+            HookEvent::Init {
+                async_id,
+                type_name,
+                trigger_async_id: trigger,
+                resource,
+            } => {
+                let res = match resource {
+                    ResourceView::Resource(id) => {
+                        self.resources.insert(id.0);
+                        format!("'{}'", r(id.0))
+                    }
+                    ResourceView::Undefined => "undefined".to_string(),
+                    // v20's nextTick makes a plain object.
+                    ResourceView::TickObject(_) if self.a.version == NodeVersion::V20 => {
+                        "'Object'".to_string()
+                    }
+                    ResourceView::TickObject(_) => "'TickObject'".to_string(),
+                    ResourceView::Immediate(_) => "'Immediate'".to_string(),
+                    ResourceView::Microtask(_) => "'AsyncResource'".to_string(),
+                    ResourceView::Promise(_) => "'Promise'".to_string(),
+                    other => return refuse(index, format!("an init hook with resource {other}")),
+                };
+                format!(
+                    "[{name}, 'init', {}, '{type_name}', {}, {res}, {e}, {t}]",
+                    id_js(*async_id),
+                    id_js(*trigger)
+                )
+            }
+            HookEvent::Before(id) => format!("[{name}, 'before', {}, {e}, {t}]", id_js(*id)),
+            HookEvent::After(id) => format!("[{name}, 'after', {}, {e}, {t}]", id_js(*id)),
+            HookEvent::Destroy(id) => format!("[{name}, 'destroy', {}, {e}, {t}]", id_js(*id)),
+            HookEvent::PromiseResolve(id) => {
+                format!("[{name}, 'promiseResolve', {}, {e}, {t}]", id_js(*id))
+            }
+        })
+    }
+
+    /// A scheduled callback (tick or microtask) block, opened here.
+    fn schedule(&mut self, head: &str) -> usize {
+        let body = self.new_block();
+        let block = self.current();
+        self.blocks[block].items.push(Item::Call {
+            parts: vec![(head.to_string(), body)],
+            tail: "}));".to_string(),
+        });
+        body
+    }
+
+    /// Open a frame's callback: the op's statement is a call with one
+    /// callback, whose block the frame's ops go into.
+    fn open(&mut self, head: String, tail: &str) {
+        let body = self.new_block();
+        let block = self.current();
+        self.blocks[block].items.push(Item::Call {
+            parts: vec![(head, body)],
+            tail: tail.to_string(),
+        });
+        let at = self.blocks[block].items.len() - 1;
+        self.frames.push(CodeFrame {
+            block: body,
+            call: Some((block, at)),
+            dead: false,
+        });
+    }
+
+    /// A callback-scope's JS goes on after a handled exception: in the next
+    /// callback the addon calls in the same scope.
+    fn continue_after_exception(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
+        if self.frames.last().is_some_and(|f| f.dead) && !ends_frame(op) {
+            let Some(CodeFrame {
+                call: Some((block, at)),
+                ..
+            }) = self.frames.last().cloned()
+            else {
+                return refuse(
+                    i,
+                    "JS after an exception in a frame the test cannot go on in",
+                );
+            };
+            let body = self.new_block();
+            if let Item::Call { parts, .. } = &mut self.blocks[block].items[at] {
+                parts.push(("}), common.mustCall(() => {".to_string(), body));
+            }
+            let top = self.frames.last_mut().expect("checked");
+            top.block = body;
+            top.dead = false;
+        }
+        Ok(())
+    }
+
+    /// The statement of `op` (run A's ids, Node-handed ones encoded), before
+    /// the model runs it.
+    fn statement(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
+        let arg = |w: &Self, id: AsyncId| match w.node_id(id) {
+            Some(_) => id_js(HANDED + id),
+            None => id.to_string(),
+        };
+        match op {
+            Op::NoForceAsyncHooksChecks => self.no_force = true,
+            Op::NodeVersion(_) => {}
+            Op::EntryModule => {
+                return refuse(i, "entry-module: an ES module entry is not exported yet")
+            }
+            Op::AlsDefault { .. } => {
+                return refuse(
+                    i,
+                    "als-default: a storage with a defaultValue is not exported yet",
+                )
+            }
+            Op::OpenScope {
+                kind,
+                context,
+                resource,
+                ..
+            } => {
+                if resource.holder == model::vocab::Holder::Global {
+                    return refuse(i, "a Global<Object>* resource holder is not exported yet");
+                }
+                self.binding = true;
+                self.resources.insert(resource.id.0);
+                let f = if *kind == ScopeKind::MakeCallback {
+                    "makeCallback"
+                } else {
+                    "callbackScope"
+                };
+                let head = format!(
+                    "binding.{f}({}, {}, {}, common.mustCall(() => {{",
+                    r(resource.id.0),
+                    arg(self, context.async_id),
+                    arg(self, context.trigger_async_id)
+                );
+                self.open(head, "}));");
+            }
+            Op::CloseScope { threw } => {
+                let make_callback = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::MakeCallback && !s.threw);
+                if make_callback && *threw {
+                    // The addon's TryCatch takes it; the scope is marked failed.
+                    self.push("throw new Error('the callback throws');");
+                } else if make_callback {
+                    // What the callback returns comes back from
+                    // node::MakeCallback only if it ran to its end: an
+                    // assertion that throws in it cannot go unnoticed.
+                    self.push("return 'returned';");
+                    if let Some(CodeFrame {
+                        call: Some((block, at)),
+                        ..
+                    }) = self.frames.last().cloned()
+                    {
+                        if let Item::Call { parts, tail } = &mut self.blocks[block].items[at] {
+                            if let Some((head, _)) = parts.first_mut() {
+                                *head = format!("assert.strictEqual({head}");
+                            }
+                            *tail = "})), 'returned');".to_string();
+                        }
+                    }
+                }
+            }
+            Op::CloseOuter { .. } => {
+                return refuse(
+                    i,
+                    "close-outer (napi_close_callback_scope out of order) is not exported yet",
+                )
+            }
+            Op::TimersScope => {
+                return refuse(
+                    i,
+                    "timers-scope (Environment::RunTimers' scope) is not exported yet",
+                )
+            }
+            Op::ResetGlobal(_) => return refuse(i, "reset-global is not exported yet"),
+            Op::Stop => return refuse(i, "stop comes from another thread"),
+            Op::CreateHook { hook, callbacks } => {
+                let mut names = Vec::new();
+                for (on, name) in [
+                    (callbacks.init, "init"),
+                    (callbacks.before, "before"),
+                    (callbacks.after, "after"),
+                    (callbacks.destroy, "destroy"),
+                    (callbacks.promise_resolve, "promiseResolve"),
+                ] {
+                    if on {
+                        names.push(name);
+                    }
+                }
+                if self.hooks.insert(hook.0, names).is_some() {
+                    return refuse(i, "a hook created twice under one name");
+                }
+            }
+            Op::EnableHook(h) => {
+                self.push(format!("hook{}.enable();", h.0));
+            }
+            Op::DisableHook(h) => {
+                self.push(format!("hook{}.disable();", h.0));
+            }
+            Op::EmitInit {
+                async_id,
+                type_name,
+                trigger_async_id,
+                resource,
+            } => {
+                self.from_internal.insert("emitInit");
+                let res = match resource {
+                    Some(id) => {
+                        self.resources.insert(id.0);
+                        format!(", {}", r(id.0))
+                    }
+                    None => String::new(),
+                };
+                self.push(format!(
+                    "emitInit({}, '{type_name}', {}{res});",
+                    arg(self, *async_id),
+                    arg(self, *trigger_async_id)
+                ));
+            }
+            Op::EmitBefore {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => {
+                self.from_internal.insert("emitBefore");
+                let res = match resource {
+                    Some(id) => {
+                        self.resources.insert(id.0);
+                        format!(", {}", r(id.0))
+                    }
+                    None => String::new(),
+                };
+                self.push(format!(
+                    "emitBefore({}, {}{res});",
+                    arg(self, *async_id),
+                    arg(self, *trigger_async_id)
+                ));
+            }
+            Op::EmitAfter { async_id } => {
+                self.from_internal.insert("emitAfter");
+                self.push(format!("emitAfter({});", arg(self, *async_id)));
+            }
+            Op::EmitDestroy { async_id } => {
+                self.from_internal.insert("emitDestroy");
+                self.push(format!("emitDestroy({});", arg(self, *async_id)));
+            }
+            Op::EnterRunInAsyncScope {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => {
+                if self.a.context_frame.has_stores() {
+                    return refuse(i, "run-in-async-scope while a store is active: the test's resource captures no AsyncContextFrame");
+                }
+                self.uses_rias = true;
+                self.resources.insert(resource.0);
+                let head = format!(
+                    "runInAsyncScope({}, {}, {}, common.mustCall(() => {{",
+                    r(resource.0),
+                    arg(self, *async_id),
+                    arg(self, *trigger_async_id)
+                );
+                self.open(head, "}));");
+            }
+            Op::EnterDefaultTriggerScope { trigger_async_id } => {
+                self.from_internal.insert("defaultTriggerAsyncIdScope");
+                let head = format!(
+                    "defaultTriggerAsyncIdScope({}, common.mustCall(() => {{",
+                    arg(self, *trigger_async_id)
+                );
+                self.open(head, "}));");
+            }
+            Op::AlsRun { als, store } => {
+                self.storages.insert(als.0);
+                self.open(
+                    format!("als{}.run({store}, common.mustCall(() => {{", als.0),
+                    "}));",
+                );
+            }
+            Op::AlsExit(als) => {
+                self.storages.insert(als.0);
+                self.open(
+                    format!("als{}.exit(common.mustCall(() => {{", als.0),
+                    "}));",
+                );
+            }
+            Op::AlsEnterWith { als, store } => {
+                self.storages.insert(als.0);
+                self.push(format!("als{}.enterWith({store});", als.0));
+            }
+            Op::AlsGetStore(_)
+            | Op::ExecutionAsyncId
+            | Op::TriggerAsyncId
+            | Op::ExecutionAsyncResource
+            | Op::DefaultTriggerAsyncId
+            | Op::NewAsyncId => {
+                // Written with what the model answers (see `answer`).
+            }
+            Op::AsyncResource(_) => {
+                return refuse(
+                    i,
+                    "async-resource (an AsyncResource capturing a frame) is not exported yet",
+                )
+            }
+            Op::NextTick { .. } | Op::NextTickBody => {
+                let id = self.a.async_hooks.async_id_fields.k_async_id_counter + 1;
+                let block = self.schedule("process.nextTick(common.mustCall(() => {");
+                self.ticks.insert(id, block);
+            }
+            Op::TickCallback => {
+                self.push("process._tickCallback();");
+            }
+            Op::QueueMicrotask | Op::QueueMicrotaskBody => {
+                let block = self.schedule("queueMicrotask(common.mustCall(() => {");
+                self.microtasks.push(block);
+            }
+            Op::PromiseThen | Op::PromiseThenBody => {
+                let block = self.schedule("Promise.resolve().then(common.mustCall(() => {");
+                self.microtasks.push(block);
+            }
+            Op::PromiseReject => {
+                return refuse(
+                    i,
+                    "promise-reject (an unhandled rejection) is not exported yet",
+                )
+            }
+            Op::UncaughtException { handled } => {
+                if let Some(Frame::Native(s)) = self.a.frames.last() {
+                    if s.kind == ScopeKind::MakeCallback && !s.main_script {
+                        return refuse(i, "an uncaught exception reported while a make-callback is open is not exported yet");
+                    }
+                } else {
+                    return refuse(i, "an uncaught exception from a tick's or a microtask's callback is not exported yet");
+                }
+                if self.frames.len() == 1 && self.a.frames.len() == 1 {
+                    self.main_threw_at = Some(self.blocks[0].items.len());
+                }
+                if *handled {
+                    self.push("process.once('uncaughtException', common.mustCall());");
+                }
+                self.push("throw new Error('uncaught');");
+            }
+            Op::ClearAsyncIdStack => {
+                self.from_internal.insert("clearAsyncIdStack");
+                self.push("clearAsyncIdStack();");
+            }
+            Op::EndTick
+            | Op::EndMicrotask
+            | Op::ExitRunInAsyncScope
+            | Op::ExitDefaultTriggerScope
+            | Op::EndAlsRun => {}
+        }
+        Ok(())
+    }
+
+    /// Write what op `i` answered (its direct result), and route what
+    /// the hooks and callbacks saw.
+    fn answer(
+        &mut self,
+        i: usize,
+        op: &Op,
+        observations: &[Observation],
+    ) -> Result<(), NotWritten> {
+        for o in observations {
+            match o {
+                Observation::ExecutionAsyncId(id) => {
+                    self.from_async_hooks.insert("executionAsyncId");
+                    self.push(format!(
+                        "assert.strictEqual(executionAsyncId(), {});",
+                        id_js(*id)
+                    ));
+                }
+                Observation::TriggerAsyncId(id) => {
+                    self.from_async_hooks.insert("triggerAsyncId");
+                    self.push(format!(
+                        "assert.strictEqual(triggerAsyncId(), {});",
+                        id_js(*id)
+                    ));
+                }
+                Observation::ExecutionAsyncResource(view) => self.check_resource(i, view)?,
+                Observation::DefaultTriggerAsyncId(id) => {
+                    self.from_internal.insert("getDefaultTriggerAsyncId");
+                    self.push(format!(
+                        "assert.strictEqual(getDefaultTriggerAsyncId(), {});",
+                        id_js(*id)
+                    ));
+                }
+                Observation::NewAsyncId(id) => {
+                    self.from_internal.insert("newAsyncId");
+                    self.push(format!("assert.strictEqual(newAsyncId(), {});", id_js(*id)));
+                }
+                Observation::Store { als, value } => {
+                    self.storages.insert(als.0);
+                    let v = value.map_or("undefined".to_string(), |v| v.to_string());
+                    self.push(format!("assert.strictEqual(als{}.getStore(), {v});", als.0));
+                }
+                Observation::Hook { .. } => {
+                    let call = self.hook_call(i, o)?;
+                    self.pending.push(call);
+                }
+                Observation::Tick {
+                    async_id,
+                    execution_async_id,
+                    trigger_async_id,
+                    resource,
+                } => {
+                    let model_id = if *async_id < HANDED / 2 {
+                        async_id - HANDED
+                    } else {
+                        *async_id
+                    };
+                    let Some(&block) = self.ticks.get(&model_id) else {
+                        return refuse(
+                            i,
+                            format!("tick {model_id} runs, and the test did not schedule it"),
+                        );
+                    };
+                    self.ran.insert(block);
+                    self.in_block(block, |w| {
+                        w.flush();
+                        w.from_async_hooks.insert("executionAsyncId");
+                        w.from_async_hooks.insert("triggerAsyncId");
+                        w.push(format!(
+                            "assert.strictEqual(executionAsyncId(), {});",
+                            id_js(*execution_async_id)
+                        ));
+                        w.push(format!(
+                            "assert.strictEqual(triggerAsyncId(), {});",
+                            id_js(*trigger_async_id)
+                        ));
+                        if let Some(view) = resource {
+                            w.check_resource(i, view)?;
+                        }
+                        Ok(())
+                    })?;
+                    // Every storage the test has without a store there.
+                    let listed: BTreeSet<u32> = observations
+                        .iter()
+                        .filter_map(|o| match o {
+                            Observation::TickStore {
+                                async_id: a, als, ..
+                            } if a == async_id => Some(als.0),
+                            _ => None,
+                        })
+                        .collect();
+                    let unlisted: Vec<u32> = self.storages.difference(&listed).copied().collect();
+                    self.in_block(block, |w| {
+                        for s in unlisted {
+                            w.push(format!("assert.strictEqual(als{s}.getStore(), undefined);"));
+                        }
+                        Ok(())
+                    })?;
+                }
+                Observation::TickStore {
+                    async_id,
+                    als,
+                    value,
+                } => {
+                    let model_id = if *async_id < HANDED / 2 {
+                        async_id - HANDED
+                    } else {
+                        *async_id
+                    };
+                    let Some(&block) = self.ticks.get(&model_id) else {
+                        return refuse(i, "a tick's store, and the test did not schedule the tick");
+                    };
+                    self.storages.insert(als.0);
+                    self.in_block(block, |w| {
+                        w.push(format!(
+                            "assert.strictEqual(als{}.getStore(), {value});",
+                            als.0
+                        ));
+                        Ok(())
+                    })?;
+                }
+                Observation::Microtask {
+                    execution_async_id,
+                    trigger_async_id,
+                    ..
+                } => {
+                    let Some(&block) = self.microtasks.get(self.microtasks_run) else {
+                        return refuse(i, "a microtask runs, and the test did not queue it");
+                    };
+                    self.microtasks_run += 1;
+                    self.ran.insert(block);
+                    self.in_block(block, |w| {
+                        w.flush();
+                        w.from_async_hooks.insert("executionAsyncId");
+                        w.from_async_hooks.insert("triggerAsyncId");
+                        w.push(format!(
+                            "assert.strictEqual(executionAsyncId(), {});",
+                            id_js(*execution_async_id)
+                        ));
+                        w.push(format!(
+                            "assert.strictEqual(triggerAsyncId(), {});",
+                            id_js(*trigger_async_id)
+                        ));
+                        Ok(())
+                    })?;
+                }
+                Observation::UnhandledRejection { .. } => {
+                    return refuse(i, "an unhandled rejection report is not exported yet")
+                }
+                Observation::CorruptedStack { actual, expected } => {
+                    self.ending = Some(Ending::Corrupted {
+                        actual: id_re(*actual),
+                        expected: id_re(*expected),
+                    });
+                }
+                Observation::CheckFailed(c) => self.ending = Some(Ending::Check(*c)),
+                Observation::Exit(1) if matches!(op, Op::UncaughtException { .. }) => {
+                    self.ending = Some(Ending::Uncaught)
+                }
+                Observation::Exit(code) => {
+                    return refuse(
+                        i,
+                        format!("the process exits with {code}, and the test does not know why"),
+                    )
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Run `f` with `block` as the current block.
+    fn in_block(
+        &mut self,
+        block: usize,
+        f: impl FnOnce(&mut Self) -> Result<(), NotWritten>,
+    ) -> Result<(), NotWritten> {
+        self.frames.push(CodeFrame {
+            block,
+            call: None,
+            dead: false,
+        });
+        let result = f(self);
+        self.frames.pop();
+        result
+    }
+}
+
+/// Write the test of `ops` (already decided for node, closes appended) on
+/// node version `version`, with the expectations of the environment `make`
+/// gives (the eager model, or a mutant for a wrong variant). `comment` is
+/// the test's one-line description.
+pub fn render<S: AsyncIdStack>(
+    ops: &[Op],
+    version: NodeVersion,
+    make: impl Fn() -> Environment<S>,
+    comment: &str,
+) -> Result<Rendered, NotWritten> {
+    let mut a = make();
+    a.version = version;
+    let mut b = make();
+    b.version = version;
+    b.async_hooks.async_id_fields.k_async_id_counter += SHIFT;
+    let mut w = Writer {
+        a,
+        b,
+        blocks: vec![Block::default()],
+        frames: vec![CodeFrame {
+            block: 0,
+            call: None,
+            dead: false,
+        }],
+        event_loop: None,
+        pending: Vec::new(),
+        handed: HashMap::new(),
+        literals: BTreeSet::new(),
+        ticks: HashMap::new(),
+        microtasks: Vec::new(),
+        microtasks_run: 0,
+        ran: BTreeSet::new(),
+        from_async_hooks: BTreeSet::new(),
+        from_internal: BTreeSet::new(),
+        resources: BTreeSet::new(),
+        hooks: BTreeMap::new(),
+        storages: BTreeSet::new(),
+        uses_symbol: false,
+        uses_rias: false,
+        main_bound: false,
+        top_bound: false,
+        binding: false,
+        no_force: false,
+        ending: None,
+        main_threw_at: None,
+    };
+    for (i, op) in ops.iter().enumerate() {
+        if w.ending.is_some() {
+            break;
+        }
+        let depth = w.a.frames.len();
+        if depth > 24 {
+            return refuse(
+                i,
+                format!("{depth} nested frames: too deep for a test to read"),
+            );
+        }
+        // What happened since the last statement is checked before this
+        // one (a closing op has no statement: the callback returns).
+        if !w.frames.last().is_some_and(|f| f.dead) {
+            w.flush();
+        }
+        let frames_before = w.a.frames.len();
+        w.continue_after_exception(i, op)?;
+        // Where the op's statement goes: a statement that ends the process
+        // is announced there first, as test-improper-order.js's child does.
+        let mark = w.current();
+        let mark = (mark, w.blocks[mark].items.len());
+        w.statement(i, op)?;
+        let op_b = map_op_ids(op, &mut |id| w.node_id(id).unwrap_or(id));
+        let _ = map_op_ids(op, &mut |id| {
+            if !w.handed.contains_key(&id) {
+                w.literals.insert(id);
+            }
+            id
+        });
+        let counter_a = w.a.async_hooks.async_id_fields.k_async_id_counter;
+        let counter_b = w.b.async_hooks.async_id_fields.k_async_id_counter;
+        let obs_a =
+            match crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut w.a, op)) {
+                Ok(o) => o,
+                Err(e) => return refuse(i, format!("the model rejects `{op}`: {e}")),
+            };
+        let obs_b =
+            match crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut w.b, &op_b)) {
+                Ok(o) => o,
+                Err(e) => {
+                    return refuse(
+                        i,
+                        format!("the model rejects `{op_b}` with its ids moved: {e}"),
+                    )
+                }
+            };
+        if obs_a.len() != obs_b.len() {
+            return refuse(i, "the model answers differently with its id counter moved");
+        }
+        let mut written = Vec::with_capacity(obs_a.len());
+        for (oa, ob) in obs_a.iter().zip(&obs_b) {
+            let (ia, ib) = (ids_of(oa), ids_of(ob));
+            if ia.len() != ib.len() {
+                return refuse(i, "the model answers differently with its id counter moved");
+            }
+            let mut k = 0;
+            let moved = map_ids(oa, &mut |id| {
+                let shifted = ib[k];
+                k += 1;
+                if shifted == id {
+                    id
+                } else {
+                    HANDED + id
+                }
+            });
+            let mut k = 0;
+            let same = map_ids(oa, &mut |id| {
+                let v = ib[k];
+                k += 1;
+                if v == id || v == id + SHIFT {
+                    v
+                } else {
+                    id
+                }
+            });
+            if &same != ob || ia.len() != ib.len() {
+                return refuse(i, "the model answers differently with its id counter moved");
+            }
+            written.push(moved);
+        }
+        for m in counter_a + 1..=w.a.async_hooks.async_id_fields.k_async_id_counter {
+            w.handed.insert(m, m - counter_a + counter_b);
+        }
+        if w.a.async_hooks.async_id_fields.k_async_id_counter - counter_a
+            != w.b.async_hooks.async_id_fields.k_async_id_counter - counter_b
+        {
+            return refuse(
+                i,
+                "the model takes ids differently with its id counter moved",
+            );
+        }
+        if written.iter().any(Observation::is_terminal) {
+            let beat = Item::Line("process._rawDebug('heartbeat: still alive');".to_string());
+            w.blocks[mark.0].items.insert(mark.1, beat);
+        }
+        w.answer(i, op, &written)?;
+        w.follow_frames(i, op, frames_before)?;
+        if matches!(op, Op::UncaughtException { .. }) {
+            if let Some(top) = w.frames.last_mut() {
+                top.dead = true;
+            }
+        }
+    }
+    if w.ending.is_none() {
+        w.flush();
+        if !w.hooks.is_empty() {
+            let block = w.current();
+            w.blocks[block]
+                .items
+                .push(Item::Line("assert.deepStrictEqual(calls, []);".to_string()));
+        }
+    }
+    Ok(w.finish(comment))
+}
+
+impl<S: AsyncIdStack> Writer<S> {
+    /// Bring the code frames in line with the model's after op `i`.
+    fn follow_frames(&mut self, i: usize, op: &Op, before: usize) -> Result<(), NotWritten> {
+        let after = self.a.frames.len();
+        if self.a.exited {
+            return Ok(());
+        }
+        let kept = if op.opens_frame() {
+            if after != before + 1 {
+                return refuse(i, "the model opened no frame");
+            }
+            return Ok(());
+        } else if ends_frame(op) {
+            before - 1
+        } else {
+            before
+        };
+        // The code frames of the model's frames that remain (index 0 is
+        // the main script, kept apart once it closed).
+        let keep_code = kept.min(self.frames.len());
+        self.frames.truncate(keep_code);
+        for f in &self.a.frames[kept.min(after)..] {
+            let block = match f {
+                Frame::Tick { tick, .. } => {
+                    *self.ticks.get(&tick.async_id).ok_or_else(|| NotWritten {
+                        index: i,
+                        reason: "a tick's callback runs that the test did not schedule".to_string(),
+                    })?
+                }
+                Frame::Microtask { .. } => {
+                    let Some(&b) = self.microtasks.get(self.microtasks_run.wrapping_sub(1)) else {
+                        return refuse(
+                            i,
+                            "a microtask's callback runs that the test did not queue",
+                        );
+                    };
+                    b
+                }
+                _ => return refuse(i, "a frame the test cannot follow"),
+            };
+            self.frames.push(CodeFrame {
+                block,
+                call: None,
+                dead: false,
+            });
+        }
+        if self.frames.len() != after {
+            return refuse(i, format!("the test's callbacks and the model's frames part ways ({} against {after}, kept {kept}, before {before})", self.frames.len()));
+        }
+        Ok(())
+    }
+
+    fn finish(self, comment: &str) -> Rendered {
+        let crash = self.ending.is_some();
+        let depth = usize::from(crash);
+        let mut body = String::new();
+        self.write_block(0, depth, &mut body);
+        let first_id = body.contains("firstId");
+        let mut flags = Vec::new();
+        let internal =
+            !self.from_internal.is_empty() || first_id || self.uses_symbol || self.uses_rias;
+        if internal {
+            flags.push("--expose-internals");
+        }
+        if self.no_force {
+            flags.push("--no-force-async-hooks-checks");
+        }
+        let mut decls = String::new();
+        let d = |text: &str, out: &mut String| line(depth, text, out);
+        if first_id {
+            d(
+                "// Ids Node hands out from here on: firstId, firstId + 1, ...",
+                &mut decls,
+            );
+            d("const firstId = newAsyncId() + 1;", &mut decls);
+        }
+        for n in &self.resources {
+            d(
+                &format!("const {} = {{ name: '{}' }};", r(*n), r(*n)),
+                &mut decls,
+            );
+        }
+        for s in &self.storages {
+            d(
+                &format!("const als{s} = new AsyncLocalStorage();"),
+                &mut decls,
+            );
+        }
+        if self.main_bound || self.top_bound {
+            d(
+                "// The main script's resource and topLevelResource: named when first seen.",
+                &mut decls,
+            );
+            let mut names = Vec::new();
+            if self.main_bound {
+                names.push("mainResource");
+            }
+            if self.top_bound {
+                names.push("topLevelResource");
+            }
+            d(&format!("let {};", names.join(", ")), &mut decls);
+        }
+        if !self.hooks.is_empty() {
+            d("// Each hook call: [hook, callback, ...arguments, executionAsyncId(), triggerAsyncId()].", &mut decls);
+            d("const calls = [];", &mut decls);
+            d("function record(hook, ...callbacks) {", &mut decls);
+            d("  const recorder = {};", &mut decls);
+            d("  for (const callback of callbacks) {", &mut decls);
+            d(
+                "    recorder[callback] = (id, type, trigger, resource) => {",
+                &mut decls,
+            );
+            d("      const args = callback === 'init' ?", &mut decls);
+            d(
+                "        [id, type, trigger, resource?.name ?? resource?.constructor.name] : [id];",
+                &mut decls,
+            );
+            d("      calls.push([hook, callback, ...args, executionAsyncId(), triggerAsyncId()]);", &mut decls);
+            d("    };", &mut decls);
+            d("  }", &mut decls);
+            d("  return recorder;", &mut decls);
+            d("}", &mut decls);
+            for (h, callbacks) in &self.hooks {
+                let names: Vec<String> = callbacks.iter().map(|c| format!("'{c}'")).collect();
+                let sep = if names.is_empty() { "" } else { ", " };
+                d(
+                    &format!(
+                        "const hook{h} = createHook(record('hook{h}'{sep}{}));",
+                        names.join(", ")
+                    ),
+                    &mut decls,
+                );
+            }
+        }
+        if self.uses_rias {
+            d(
+                "// AsyncResource.prototype.runInAsyncScope on `resource`, given its two ids.",
+                &mut decls,
+            );
+            d(
+                "function runInAsyncScope(resource, asyncId, triggerId, fn) {",
+                &mut decls,
+            );
+            d("  resource[async_id_symbol] = asyncId;", &mut decls);
+            d(
+                "  resource[trigger_async_id_symbol] = triggerId;",
+                &mut decls,
+            );
+            d(
+                "  return AsyncResource.prototype.runInAsyncScope.call(resource, fn);",
+                &mut decls,
+            );
+            d("}", &mut decls);
+        }
+
+        let mut out = String::new();
+        if !flags.is_empty() {
+            let _ = writeln!(out, "// Flags: {}", flags.join(" "));
+        }
+        out.push_str("'use strict';\n");
+        let _ = writeln!(out, "// {comment}");
+        out.push('\n');
+        let dir = if self.binding {
+            "../../common"
+        } else {
+            "../common"
+        };
+        let _ = writeln!(out, "const common = require('{dir}');");
+        out.push_str("const assert = require('assert');\n");
+        let mut from_public: BTreeSet<&str> = self.from_async_hooks.clone();
+        if !self.hooks.is_empty() {
+            from_public.extend(["createHook", "executionAsyncId", "triggerAsyncId"]);
+        }
+        if !self.storages.is_empty() {
+            from_public.insert("AsyncLocalStorage");
+        }
+        if self.uses_rias {
+            from_public.insert("AsyncResource");
+        }
+        if !from_public.is_empty() {
+            let names: Vec<&str> = from_public.iter().copied().collect();
+            let _ = writeln!(
+                out,
+                "const {{ {} }} = require('async_hooks');",
+                names.join(", ")
+            );
+        }
+        let mut from_internal: BTreeSet<String> =
+            self.from_internal.iter().map(|s| s.to_string()).collect();
+        if first_id {
+            from_internal.insert("newAsyncId".to_string());
+        }
+        if self.uses_symbol || self.uses_rias {
+            let mut symbols = vec!["async_id_symbol"];
+            if self.uses_rias {
+                symbols.push("trigger_async_id_symbol");
+            }
+            from_internal.insert(format!("symbols: {{ {} }}", symbols.join(", ")));
+        }
+        if !from_internal.is_empty() {
+            let names: Vec<String> = from_internal.into_iter().collect();
+            let _ = writeln!(
+                out,
+                "const {{ {} }} = require('internal/async_hooks');",
+                names.join(", ")
+            );
+        }
+        if crash {
+            out.push_str("const { spawnSync } = require('child_process');\n");
+        }
+        if self.binding {
+            out.push_str("const binding = require(`./build/${common.buildType}/binding`);\n");
+        }
+        out.push('\n');
+        if let Some(ending) = &self.ending {
+            out.push_str("if (process.argv[2] === 'child') {\n");
+            out.push_str(&decls);
+            if !decls.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&body);
+            out.push_str("} else {\n");
+            let args: Vec<String> = flags
+                .iter()
+                .map(|f| format!("'{f}'"))
+                .chain(["__filename".to_string(), "'child'".to_string()])
+                .collect();
+            let _ = writeln!(
+                out,
+                "  const child = spawnSync(process.execPath, [{}]);",
+                args.join(", ")
+            );
+            let (status, signal, message) = match ending {
+                Ending::Corrupted { actual, expected } => (
+                    "1",
+                    "null",
+                    format!("async hook stack has become corrupted \\(actual: {actual}, expected: {expected}\\)"),
+                ),
+                Ending::Check(c) => (
+                    "null",
+                    "'SIGABRT'",
+                    format!("Assertion failed: {}", regex_escape(check_text(*c))),
+                ),
+                Ending::Uncaught => ("1", "null", "Error: uncaught".to_string()),
+            };
+            let _ = writeln!(out, "  assert.strictEqual(child.status, {status});");
+            let _ = writeln!(out, "  assert.strictEqual(child.signal, {signal});");
+            let _ = writeln!(
+                out,
+                "  assert.match(child.stderr.toString(), /heartbeat: still alive\\n[^]*{message}/);"
+            );
+            out.push_str("}\n");
+        } else {
+            out.push_str(&decls);
+            if !decls.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&body);
+        }
+        Rendered {
+            source: out,
+            binding: self.binding,
+            ending: self.ending,
+        }
+    }
+
+    fn write_block(&self, block: usize, depth: usize, out: &mut String) {
+        for item in &self.blocks[block].items {
+            match item {
+                Item::Line(text) => {
+                    for l in text.lines() {
+                        line(depth, l, out);
+                    }
+                }
+                Item::Call { parts, tail } => {
+                    for (k, (head, body)) in parts.iter().enumerate() {
+                        let head = if self.ran.contains(body) || k > 0 || !is_scheduled(head) {
+                            head.clone()
+                        } else {
+                            // A callback the model never runs (the process
+                            // died first): no common.mustCall.
+                            head.replace("common.mustCall(() => {", "() => {")
+                        };
+                        line(depth, &head, out);
+                        self.write_block(*body, depth + 1, out);
+                    }
+                    let tail = match parts.first() {
+                        Some((head, body)) if is_scheduled(head) && !self.ran.contains(body) => {
+                            tail.replacen("}));", "});", 1)
+                        }
+                        _ => tail.clone(),
+                    };
+                    line(depth, &tail, out);
+                }
+            }
+        }
+    }
+}
+
+/// A tick's or a microtask's callback (it runs later, if at all).
+fn is_scheduled(head: &str) -> bool {
+    head.starts_with("process.nextTick(")
+        || head.starts_with("queueMicrotask(")
+        || head.starts_with("Promise.resolve().then(")
+}
+
+/// `text` with the characters a JS regexp gives meaning escaped.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}/".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The op ends the innermost frame: a close or an `end-*` (a tick's and a
+/// microtask's callback returning included).
+fn ends_frame(op: &Op) -> bool {
+    op.closes_frame() || matches!(op, Op::EndTick | Op::EndMicrotask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::vocab::trace;
+    use model::Eager;
+
+    fn write(text: &str, version: NodeVersion) -> Result<Rendered, NotWritten> {
+        let ops = trace::parse(text).unwrap_or_else(|e| panic!("{e}")).ops();
+        let ops = crate::export::prepare(&ops, version).unwrap_or_else(|e| panic!("{e}"));
+        render(&ops, version, Eager::new, "what it shows.")
+    }
+
+    #[test]
+    fn a_scope_is_a_callback_and_each_answer_an_assertion() {
+        let t = write("callback-scope 5 1 R1\n  execution-async-id\n  execution-async-resource\nclose\ntrigger-async-id", NodeVersion::V26)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.binding && t.ending.is_none());
+        assert!(
+            t.source.starts_with(
+                "'use strict';\n// what it shows.\n\nconst common = require('../../common');\n"
+            ),
+            "{}",
+            t.source
+        );
+        let body = "binding.callbackScope(r1, 5, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 5);\n  assert.strictEqual(executionAsyncResource(), r1);\n}));\nassert.strictEqual(triggerAsyncId(), 0);\n";
+        assert!(t.source.ends_with(body), "{}", t.source);
+    }
+
+    #[test]
+    fn ids_node_hands_out_are_told_from_the_traces_own() {
+        // The trace writes 2 before Node hands out 2 (the tick's id): the
+        // trace's 2 stays a number, the tick's is firstId.
+        let t = write(
+            "emit-before 2 1\nnext-tick\nemit-after 2\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("emitBefore(2, 1);\nprocess.nextTick(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 2);\n}));\nemitAfter(2);\n"), "{}", t.source);
+        // A handed-out id the trace names afterwards is Node's.
+        let t = write(
+            "new-async-id\nemit-before 2 1\nexecution-async-id\nemit-after 2",
+            NodeVersion::V20,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("assert.strictEqual(newAsyncId(), firstId);\nemitBefore(firstId, 1);\nassert.strictEqual(executionAsyncId(), firstId);\nemitAfter(firstId);"), "{}", t.source);
+    }
+
+    #[test]
+    fn a_crash_is_a_child_process_and_unspecified_reads_are_refused() {
+        let t = write(
+            "create-hook H1 after\nenable-hook H1\nemit-after 8",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            t.ending,
+            Some(Ending::Corrupted {
+                actual: "1".to_string(),
+                expected: "8".to_string()
+            })
+        );
+        assert!(t.source.contains("  process._rawDebug('heartbeat: still alive');\n  emitAfter(8);\n} else {\n  const child = spawnSync(process.execPath, ['--expose-internals', __filename, 'child']);\n  assert.strictEqual(child.status, 1);"), "{}", t.source);
+        let unspecified =
+            "callback-scope 5 1 R1\n  emit-before 5 5 R2\nclose\nexecution-async-resource";
+        let e = write(unspecified, NodeVersion::V20)
+            .err()
+            .map(|e| e.reason)
+            .unwrap_or_default();
+        assert!(e.contains("unspecified"), "{e}");
+    }
+}
