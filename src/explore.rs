@@ -516,19 +516,32 @@ impl<E: Hash, L: Hash> State<E, L> {
     /// hash stateright fingerprints states with), so the same on every run.
     pub fn product_fingerprint(&self) -> u64 {
         let mut h = FINGERPRINT_KEYS.build_hasher();
-        self.eager.hash(&mut h);
-        self.lazy.hash(&mut h);
-        match &self.diverged {
-            None => 0u8.hash(&mut h),
-            Some(answers) => {
-                1u8.hash(&mut h);
-                hash_answer(&answers.0, &mut h);
-                hash_answer(&answers.1, &mut h);
-            }
-        }
-        self.ended.hash(&mut h);
+        self.hash_state(&mut h);
         self.situations.hash(&mut h);
         h.finish()
+    }
+
+    /// [`State::product_fingerprint`] without the situations the op that
+    /// led here met: the fingerprint of the state alone, the fixpoint
+    /// explorer's identity ([`crate::fixpoint`]).
+    pub fn state_fingerprint(&self) -> u64 {
+        let mut h = FINGERPRINT_KEYS.build_hasher();
+        self.hash_state(&mut h);
+        h.finish()
+    }
+
+    fn hash_state(&self, h: &mut impl Hasher) {
+        self.eager.hash(h);
+        self.lazy.hash(h);
+        match &self.diverged {
+            None => 0u8.hash(h),
+            Some(answers) => {
+                1u8.hash(h);
+                hash_answer(&answers.0, h);
+                hash_answer(&answers.1, h);
+            }
+        }
+        self.ended.hash(h);
     }
 }
 
@@ -858,7 +871,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             trace,
             identity: 0,
         };
-        next.identity = next.product_fingerprint();
+        next.identity = self.identity(&next);
         Some(next)
     }
 
@@ -938,6 +951,19 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             .collect()
     }
 
+    /// The identity of `state`: [`State::product_fingerprint`], or with
+    /// canonical states [`State::state_fingerprint`]: the fixpoint explorer
+    /// records situations as successors are made, so they are not part of
+    /// a state (a state reached by ops that met different situations has
+    /// the same successors).
+    fn identity(&self, state: &State<E, L>) -> u64 {
+        if self.canonical {
+            state.state_fingerprint()
+        } else {
+            state.product_fingerprint()
+        }
+    }
+
     /// The start state: [`init_ops`] applied to both sides.
     pub(crate) fn start_state(&self) -> State<E, L> {
         let mut state = State {
@@ -959,7 +985,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         }
         // Situations met by the init ops are not explored paths.
         state.situations = 0;
-        state.identity = state.product_fingerprint();
+        state.identity = self.identity(&state);
         state
     }
 }

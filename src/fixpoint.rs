@@ -195,7 +195,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
                 }
             }
             expanded += 1;
-            if expanded % 64 == 0 && last_report.elapsed() >= Duration::from_millis(100) {
+            if expanded.is_multiple_of(64) && last_report.elapsed() >= Duration::from_millis(100) {
                 last_report = Instant::now();
                 let memory = crate::memory::resident_bytes().unwrap_or(
                     (seen.len() as u64).saturating_mul(ESTIMATED_BYTES_PER_STATE)
@@ -230,6 +230,14 @@ pub fn fixpoint<E: Reference, L: Explorable>(
         if new_states > 0 {
             levels.push(new_states);
         }
+        let memory = crate::memory::resident_bytes().unwrap_or(0);
+        peak_memory = peak_memory.max(Some(memory));
+        progress(FixpointProgress {
+            level: level + 1,
+            distinct: seen.len(),
+            frontier: next.len(),
+            memory,
+        });
         // The first level with a divergence holds the shortest ones.
         let found = (explorer.shortest.lock())
             .unwrap_or_else(PoisonError::into_inner)

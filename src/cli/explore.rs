@@ -228,7 +228,23 @@ fn execute_fixpoint(
     bar: &ProgressBar,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    // Without a terminal (the bar hidden) and without `--quiet`, a line per
+    // level on stderr, so that a long run in a log shows where it is.
+    let log_levels = bar.is_hidden() && !args.quiet;
+    let started = std::time::Instant::now();
+    let mut last_level = 0;
     let mut progress = |p: FixpointProgress| {
+        if log_levels && p.level != last_level {
+            last_level = p.level;
+            eprintln!(
+                "level {}: {} states to expand, {} distinct, memory {}, {:.0} s",
+                p.level,
+                p.frontier,
+                p.distinct,
+                memory::human(p.memory),
+                started.elapsed().as_secs_f64()
+            );
+        }
         bar.set_message(format!(
             "level {}: {} states in it, {} distinct, memory {} of {}",
             p.level,
