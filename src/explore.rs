@@ -701,6 +701,9 @@ pub struct ExploreConfig {
     /// States are made canonical ([`crate::canonical`]): the fixpoint
     /// explorer's states ([`crate::fixpoint`]).
     pub canonical: bool,
+    /// The fixpoint explorer stops after this many levels (states this many
+    /// ops from the start), not a fixpoint then; `None`: no bound.
+    pub max_levels: Option<usize>,
 }
 
 impl Default for ExploreConfig {
@@ -713,6 +716,7 @@ impl Default for ExploreConfig {
             deep: false,
             bounds: Bounds::default(),
             canonical: false,
+            max_levels: None,
         }
     }
 }

@@ -174,6 +174,9 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     let mut last_memory = peak_memory.unwrap_or(0);
     'levels: while !frontier.is_empty() {
         let level = levels.len() - 1;
+        if config.max_levels.is_some_and(|max| level >= max) {
+            break;
+        }
         let mut next = Vec::new();
         let mut new_states = 0usize;
         let expanding = frontier.len();
@@ -335,6 +338,13 @@ impl fmt::Display for FixpointReport {
             writeln!(
                 f,
                 "stopped at the first level with a divergence (not a fixpoint)"
+            )?;
+        } else if let Some(max) = (self.config.max_levels)
+            .filter(|_| self.stopped.is_none() && self.interrupted.is_none())
+        {
+            writeln!(
+                f,
+                "stopped after {max} levels (the level bound): NOT a fixpoint"
             )?;
         }
         if let Some(stop) = &self.stopped {

@@ -720,3 +720,28 @@ fn the_fixpoint_kills_the_frame_restore_mutant() {
     let cx = report.counterexample.expect("killed");
     assert_eq!(cx.found_by.explored_ops, 4, "{}", cx.trace_text());
 }
+
+/// The two mutants the depth-bounded explorer never killed (they need more
+/// than 16 stack entries) are killed by the `--deep` fixpoint run of the
+/// mutants' explorer column, each with its shortest counterexample in that
+/// configuration; and without a mutant the same run reaches its fixpoint
+/// with no divergence.
+#[test]
+fn the_deep_fixpoint_kills_the_mutants_the_depth_explorer_missed() {
+    let [deep, _] = scopecheck::mutants::fixpoint_configs();
+    let clean = fixpoint(Eager::new(), Lazy::new(), &deep, None, &mut |_| {});
+    assert!(clean.fixpoint, "{clean}");
+    assert!(clean.counterexample.is_none(), "{clean}");
+    for (mutant, explored) in [
+        (Mutant::FallbackByStackLength, 16),
+        (Mutant::GrowsByStackLength, 17),
+    ] {
+        let lazy = lazy::mutant::environment(mutant);
+        let report = fixpoint(Eager::new(), lazy, &deep, None, &mut |_| {});
+        let cx = report
+            .counterexample
+            .unwrap_or_else(|| panic!("{mutant:?}: {report}"));
+        assert_eq!(cx.found_by.explored_ops, explored, "{}", cx.trace_text());
+        assert!(!report.fixpoint);
+    }
+}

@@ -119,6 +119,7 @@ pub fn config_of(args: &ExploreArgs) -> ExploreConfig {
             min_id: args.min_id,
         },
         canonical: args.fixpoint,
+        max_levels: None,
     }
 }
 

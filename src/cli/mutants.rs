@@ -26,10 +26,11 @@ pub struct MutantsArgs {
     #[arg(long)]
     pub traces: bool,
     /// The explorer column: by default the fixpoint explorer's shortest
-    /// counterexample (`explore --fixpoint`, first with `--deep`, then with
-    /// `--frames`: [`crate::mutants::explore_mutant_fixpoint`]); with a
-    /// depth, the depth-bounded explorer's up to that depth instead (0:
-    /// skip the column).
+    /// counterexample (`explore --fixpoint`: with `--deep` to its fixpoint,
+    /// then with `--frames` up to 6 levels:
+    /// [`crate::mutants::explore_mutant_fixpoint`]); with a depth, the
+    /// depth-bounded explorer's up to that depth instead (0: skip the
+    /// column).
     #[arg(long)]
     pub explore_depth: Option<usize>,
     /// The fuzz corpus to replay per mutant.
