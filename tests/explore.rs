@@ -738,10 +738,8 @@ fn the_deep_fixpoint_kills_the_mutants_the_depth_explorer_missed() {
     ] {
         let lazy = lazy::mutant::environment(mutant);
         let report = fixpoint(Eager::new(), lazy, &deep, None, &mut |_| {});
-        let cx = report
-            .counterexample
-            .unwrap_or_else(|| panic!("{mutant:?}: {report}"));
+        assert!(!report.fixpoint, "{mutant:?}: {report}");
+        let cx = report.counterexample.expect("killed");
         assert_eq!(cx.found_by.explored_ops, explored, "{}", cx.trace_text());
-        assert!(!report.fixpoint);
     }
 }
