@@ -360,47 +360,33 @@ pub fn canonicalise_ids(
     Some(renaming)
 }
 
-/// The eager model: its store holds nothing but the id stack.
-impl RenameIds for model::Eager {
-    fn id_counter(&self) -> Option<AsyncId> {
-        Some(self.async_hooks.async_id_fields.k_async_id_counter)
-    }
+/// A store's async ids beyond the id stack, for [`RenameIds`].
+pub trait StoreIds {
+    /// Visit every async id the store holds beyond the id stack.
+    fn visit_store_ids(&mut self, f: &mut IdVisitor);
+}
 
-    fn set_id_counter(&mut self, counter: AsyncId) {
-        self.async_hooks.async_id_fields.k_async_id_counter = counter;
-    }
+/// The eager store holds nothing but the id stack.
+impl StoreIds for model::eager::EagerStack {
+    fn visit_store_ids(&mut self, _: &mut IdVisitor) {}
+}
 
-    fn visit_ids(&mut self, f: &mut IdVisitor) {
-        visit_env_ids(self, f);
-    }
-
-    fn forget_stale(&mut self) {
-        forget_stale(self);
+/// The pull request's store: its chain ([`visit_lazy_ids`]).
+impl StoreIds for LazyStack {
+    fn visit_store_ids(&mut self, f: &mut IdVisitor) {
+        visit_lazy_ids(self, f);
     }
 }
 
-/// The lazy side over the pull request's store.
-impl RenameIds for lazy::Lazy {
-    fn id_counter(&self) -> Option<AsyncId> {
-        Some(self.async_hooks.async_id_fields.k_async_id_counter)
-    }
-
-    fn set_id_counter(&mut self, counter: AsyncId) {
-        self.async_hooks.async_id_fields.k_async_id_counter = counter;
-    }
-
-    fn visit_ids(&mut self, f: &mut IdVisitor) {
-        visit_env_ids(self, f);
-        visit_lazy_ids(self.async_hooks.store.lazy_mut(), f);
-    }
-
-    fn forget_stale(&mut self) {
-        forget_stale(self);
+/// A mutant's store: the chain of the lazy store it wraps.
+impl StoreIds for lazy::mutant::Mutated {
+    fn visit_store_ids(&mut self, f: &mut IdVisitor) {
+        visit_lazy_ids(self.lazy_mut(), f);
     }
 }
 
-/// The lazy side with a mutant planted.
-impl RenameIds for Environment<lazy::mutant::Mutated> {
+/// An environment over any store whose ids can be visited.
+impl<S: AsyncIdStack + StoreIds> RenameIds for Environment<S> {
     fn id_counter(&self) -> Option<AsyncId> {
         Some(self.async_hooks.async_id_fields.k_async_id_counter)
     }
@@ -411,7 +397,7 @@ impl RenameIds for Environment<lazy::mutant::Mutated> {
 
     fn visit_ids(&mut self, f: &mut IdVisitor) {
         visit_env_ids(self, f);
-        visit_lazy_ids(self.async_hooks.store.lazy_mut(), f);
+        self.async_hooks.store.visit_store_ids(f);
     }
 
     fn forget_stale(&mut self) {

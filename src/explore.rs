@@ -1279,34 +1279,14 @@ impl fmt::Display for ExploreReport {
             f,
             "situation (sometimes property)         reached  shortest path (ops)"
         )?;
-        for s in &self.situations {
-            match (&s.example, s.discovered) {
-                (Some(ops), true) => writeln!(f, "{:<38} yes      {}", s.name, ops.len())?,
-                (Some(ops), false) => writeln!(
-                    f,
-                    "{:<38} met      {} (not discovered: the run stopped first)",
-                    s.name,
-                    ops.len()
-                )?,
-                (None, _) => writeln!(f, "{:<38} no", s.name)?,
-            }
-        }
+        write_situations(f, &self.situations)?;
         writeln!(f)?;
         match &self.counterexample {
             None => writeln!(
                 f,
                 "no divergence: the lazy side answered every op as the eager side did"
             ),
-            Some(cx) => {
-                writeln!(
-                    f,
-                    "COUNTEREXAMPLE ({} explored ops, shortest):\n",
-                    cx.found_by.explored_ops
-                )?;
-                write!(f, "{}", cx.trace_text())?;
-                writeln!(f)?;
-                write!(f, "{}", cx.divergence)
-            }
+            Some(cx) => write_counterexample(f, cx),
         }
     }
 }
@@ -1451,4 +1431,40 @@ pub fn explore_within<E: Reference, L: Explorable>(
 /// Explore the eager model against the lazy implementation.
 pub fn explore_pair(config: &ExploreConfig, progress: &mut dyn FnMut(Progress)) -> ExploreReport {
     explore(Eager::new(), Lazy::new(), config, progress)
+}
+
+/// The rows of the situations table: each situation, whether it was met,
+/// and the length of the shortest path found to it.
+pub(crate) fn write_situations(
+    f: &mut fmt::Formatter<'_>,
+    situations: &[SituationReached],
+) -> fmt::Result {
+    for s in situations {
+        match (&s.example, s.discovered) {
+            (Some(ops), true) => writeln!(f, "{:<38} yes      {}", s.name, ops.len())?,
+            (Some(ops), false) => writeln!(
+                f,
+                "{:<38} met      {} (not discovered: the run stopped first)",
+                s.name,
+                ops.len()
+            )?,
+            (None, _) => writeln!(f, "{:<38} no", s.name)?,
+        }
+    }
+    Ok(())
+}
+
+/// A shortest counterexample: its length, its trace and the divergence.
+pub(crate) fn write_counterexample(
+    f: &mut fmt::Formatter<'_>,
+    cx: &Counterexample<Explored>,
+) -> fmt::Result {
+    writeln!(
+        f,
+        "COUNTEREXAMPLE ({} explored ops, shortest):\n",
+        cx.found_by.explored_ops
+    )?;
+    write!(f, "{}", cx.trace_text())?;
+    writeln!(f)?;
+    write!(f, "{}", cx.divergence)
 }

@@ -368,12 +368,7 @@ impl fmt::Display for FixpointReport {
             f,
             "situation (sometimes property)         reached  shortest path (ops)"
         )?;
-        for s in &self.situations {
-            match &s.example {
-                Some(ops) => writeln!(f, "{:<38} yes      {}", s.name, ops.len())?,
-                None => writeln!(f, "{:<38} no", s.name)?,
-            }
-        }
+        crate::explore::write_situations(f, &self.situations)?;
         writeln!(f)?;
         match &self.counterexample {
             None if self.fixpoint => writeln!(
@@ -381,16 +376,7 @@ impl fmt::Display for FixpointReport {
                 "no divergence in any number of ops within these bounds: the lazy side answered every op as the eager side did"
             ),
             None => writeln!(f, "no divergence in the states explored"),
-            Some(cx) => {
-                writeln!(
-                    f,
-                    "COUNTEREXAMPLE ({} explored ops, shortest):\n",
-                    cx.found_by.explored_ops
-                )?;
-                write!(f, "{}", cx.trace_text())?;
-                writeln!(f)?;
-                write!(f, "{}", cx.divergence)
-            }
+            Some(cx) => crate::explore::write_counterexample(f, cx),
         }
     }
 }

@@ -179,25 +179,9 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         }
     };
     bar.finish_and_clear();
-    if let Some(m) = args.mutant {
-        writeln!(out, "lazy side: mutant {}", m.name())?;
-    }
-    if args.node_version != NodeVersion::default() {
-        writeln!(out, "node version: {}", args.node_version)?;
-    }
-    write!(out, "{report}")?;
+    write_report(args, &report, out)?;
     if let Some(cx) = &report.counterexample {
-        if args.node_version != NodeVersion::default() {
-            writeln!(
-                out,
-                "(on node version {v}: replay with `scopecheck replay FILE --node-version {v}`, or put `node-version {v}` first)",
-                v = args.node_version
-            )?;
-        }
-        return Err(CliError::Verdict(format!(
-            "the lazy implementation diverges from the eager model after {} explored ops",
-            cx.found_by.explored_ops
-        )));
+        return Err(diverged(args, cx.found_by.explored_ops, out)?);
     }
     if let Some(signal) = report.interrupted {
         return Err(CliError::Interrupted {
@@ -209,13 +193,11 @@ pub fn execute(args: &ExploreArgs, out: &mut dyn Write) -> Result<(), CliError> 
         });
     }
     if let Some(stop) = &report.stopped {
-        return Err(CliError::Environment(format!(
-            "explore stopped before depth {}: {} of memory in use and {} kept in reserve reached the limit of {} (--max-memory); the exploration is incomplete. Lower --depth or --max-nesting, or raise --max-memory",
-            config.depth,
-            memory::human(stop.memory),
-            memory::human(stop.reserve),
-            memory::human(stop.limit),
-        )));
+        return Err(memory_stopped(
+            &format!("explore stopped before depth {}", config.depth),
+            stop,
+            "the exploration is incomplete. Lower --depth or --max-nesting",
+        ));
     }
     Ok(())
 }
@@ -272,18 +254,9 @@ fn execute_fixpoint(
         }
     };
     bar.finish_and_clear();
-    if let Some(m) = args.mutant {
-        writeln!(out, "lazy side: mutant {}", m.name())?;
-    }
-    if args.node_version != NodeVersion::default() {
-        writeln!(out, "profile: node {}", args.node_version)?;
-    }
-    write!(out, "{report}")?;
+    write_report(args, &report, out)?;
     if let Some(cx) = &report.counterexample {
-        return Err(CliError::Verdict(format!(
-            "the lazy implementation diverges from the eager model after {} explored ops",
-            cx.found_by.explored_ops
-        )));
+        return Err(diverged(args, cx.found_by.explored_ops, out)?);
     }
     if let Some(signal) = report.interrupted {
         return Err(CliError::Interrupted {
@@ -296,13 +269,58 @@ fn execute_fixpoint(
         });
     }
     if let Some(stop) = &report.stopped {
-        return Err(CliError::Environment(format!(
-            "explore --fixpoint stopped at level {}: {} of memory in use and {} kept in reserve reached the limit of {} (--max-memory); no fixpoint. Lower the bounds, or raise --max-memory",
-            report.diameter(),
-            memory::human(stop.memory),
-            memory::human(stop.reserve),
-            memory::human(stop.limit),
-        )));
+        return Err(memory_stopped(
+            &format!("explore --fixpoint stopped at level {}", report.diameter()),
+            stop,
+            "no fixpoint. Lower the bounds",
+        ));
     }
     Ok(())
+}
+
+/// The report, after the lazy side's mutant and the node version if not
+/// the default.
+fn write_report(
+    args: &ExploreArgs,
+    report: &dyn std::fmt::Display,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if let Some(m) = args.mutant {
+        writeln!(out, "lazy side: mutant {}", m.name())?;
+    }
+    if args.node_version != NodeVersion::default() {
+        writeln!(out, "node version: {}", args.node_version)?;
+    }
+    write!(out, "{report}")?;
+    Ok(())
+}
+
+/// The verdict on a divergence after `explored_ops` ops, with how to replay
+/// it on a node version that is not the default.
+fn diverged(
+    args: &ExploreArgs,
+    explored_ops: usize,
+    out: &mut dyn Write,
+) -> Result<CliError, CliError> {
+    if args.node_version != NodeVersion::default() {
+        writeln!(
+            out,
+            "(on node version {v}: replay with `scopecheck replay FILE --node-version {v}`, or put `node-version {v}` first)",
+            v = args.node_version
+        )?;
+    }
+    Ok(CliError::Verdict(format!(
+        "the lazy implementation diverges from the eager model after {explored_ops} explored ops"
+    )))
+}
+
+/// The error of a run stopped at its memory limit: `what` stopped, the
+/// memory figures, then `advice` (before "or raise --max-memory").
+fn memory_stopped(what: &str, stop: &crate::explore::MemoryStop, advice: &str) -> CliError {
+    CliError::Environment(format!(
+        "{what}: {} of memory in use and {} kept in reserve reached the limit of {} (--max-memory); {advice}, or raise --max-memory",
+        memory::human(stop.memory),
+        memory::human(stop.reserve),
+        memory::human(stop.limit),
+    ))
 }
