@@ -137,6 +137,8 @@ struct Writer<S: AsyncIdStack> {
     resources: BTreeSet<u32>,
     hooks: BTreeMap<u32, Vec<&'static str>>,
     storages: BTreeSet<u32>,
+    /// The `defaultValue` of a storage made with one (`als-default`).
+    defaults: BTreeMap<u32, model::vocab::StoreValue>,
     uses_symbol: bool,
     uses_rias: bool,
     main_bound: bool,
@@ -590,11 +592,9 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::EntryModule => {
                 return refuse(i, "entry-module: an ES module entry is not exported yet")
             }
-            Op::AlsDefault { .. } => {
-                return refuse(
-                    i,
-                    "als-default: a storage with a defaultValue is not exported yet",
-                )
+            Op::AlsDefault { als, value } => {
+                self.storages.insert(als.0);
+                self.defaults.insert(als.0, *value);
             }
             Op::OpenScope {
                 kind,
@@ -1060,6 +1060,7 @@ pub fn render<S: AsyncIdStack>(
         resources: BTreeSet::new(),
         hooks: BTreeMap::new(),
         storages: BTreeSet::new(),
+        defaults: Default::default(),
         uses_symbol: false,
         uses_rias: false,
         main_bound: false,
@@ -1270,7 +1271,12 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         for s in &self.storages {
             d(
-                &format!("const als{s} = new AsyncLocalStorage();"),
+                &match self.defaults.get(s) {
+                    Some(v) => {
+                        format!("const als{s} = new AsyncLocalStorage({{ defaultValue: {v} }});")
+                    }
+                    None => format!("const als{s} = new AsyncLocalStorage();"),
+                },
                 &mut decls,
             );
         }
