@@ -602,18 +602,22 @@ impl<S: AsyncIdStack> Writer<S> {
                 resource,
                 ..
             } => {
-                if resource.holder == model::vocab::Holder::Global {
-                    return refuse(i, "a Global<Object>* resource holder is not exported yet");
+                let global = resource.holder == model::vocab::Holder::Global;
+                if global && *kind == ScopeKind::MakeCallback {
+                    return refuse(
+                        i,
+                        "node::MakeCallback takes no Global<Object>* resource holder",
+                    );
                 }
                 self.binding = true;
                 self.resources.insert(resource.id.0);
-                let f = if *kind == ScopeKind::MakeCallback {
-                    "makeCallback"
-                } else {
-                    "callbackScope"
+                let (f, key) = match kind {
+                    ScopeKind::MakeCallback => ("makeCallback", String::new()),
+                    _ if global => ("globalCallbackScope", format!(", {}", resource.id.0)),
+                    _ => ("callbackScope", String::new()),
                 };
                 let head = format!(
-                    "binding.{f}({}, {}, {}, common.mustCall(() => {{",
+                    "binding.{f}({}, {}, {}{key}, common.mustCall(() => {{",
                     r(resource.id.0),
                     arg(self, context.async_id),
                     arg(self, context.trigger_async_id)
@@ -656,7 +660,10 @@ impl<S: AsyncIdStack> Writer<S> {
                     "timers-scope (Environment::RunTimers' scope) is not exported yet",
                 )
             }
-            Op::ResetGlobal(_) => return refuse(i, "reset-global is not exported yet"),
+            Op::ResetGlobal(resource) => {
+                self.binding = true;
+                self.push(format!("binding.resetGlobal({});", resource.0));
+            }
             Op::Stop => return refuse(i, "stop comes from another thread"),
             Op::CreateHook { hook, callbacks } => {
                 let mut names = Vec::new();
