@@ -771,6 +771,12 @@ impl<S: AsyncIdStack> Writer<S> {
                     "async-resource (an AsyncResource capturing a frame) is not exported yet",
                 )
             }
+            Op::AlsDefault { .. } => {
+                return refuse(
+                    i,
+                    "als-default (an AsyncLocalStorage with a defaultValue) is not exported yet",
+                )
+            }
             Op::NextTick { .. } | Op::NextTickBody => {
                 let id = self.a.async_hooks.async_id_fields.k_async_id_counter + 1;
                 let block = self.schedule("process.nextTick(common.mustCall(() => {");
