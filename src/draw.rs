@@ -117,7 +117,7 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::AlsRun => weight(2, Other, 2),
         K::AlsExit => weight(1, Other, 1),
         K::EndAlsRun => weight(6, EndsJs, 8),
-        K::AlsEnterWith => weight(1, Other, 1),
+        K::AlsEnterWith => weight(2, Other, 1),
         K::AlsGetStore => weight(1, Other, 2),
         K::AsyncResource => weight(2, Other, 1),
         K::NextTickBody => weight(2, Other, 2),
@@ -129,6 +129,9 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::PromiseThenBody => weight(7, Other, 2),
         K::EndMicrotask => weight(8, EndsJs, 8),
         K::AlsDefault => weight(4, Other, 1),
+        // Issue 24: native scopes that enter a stored frame.
+        K::NapiAsyncInit => weight(1, Other, 1),
+        K::NapiMakeCallback => weight(1, Deepens, 2),
     }
 }
 
@@ -254,6 +257,8 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
             als: storage(c),
             value: store(c),
         },
+        OpKind::NapiAsyncInit => Op::NapiAsyncInit(resource(c)),
+        OpKind::NapiMakeCallback => Op::NapiMakeCallback(napi_resource(env, c)),
     }
 }
 
@@ -360,6 +365,19 @@ fn id<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> AsyncId {
 
 fn resource(c: &mut impl Choices) -> ResourceId {
     ResourceId(1 + c.below(RESOURCES))
+}
+
+/// A resource with an N-API async context (`napi-async-init`), any of
+/// `R1`..`R4` when there is none.
+fn napi_resource<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> ResourceId {
+    let with: Vec<ResourceId> = (1..=RESOURCES)
+        .map(ResourceId)
+        .filter(|r| env.js_objects.async_context(r).is_some())
+        .collect();
+    if with.is_empty() {
+        return resource(c);
+    }
+    pick(c, &with)
 }
 
 fn maybe_resource(c: &mut impl Choices) -> Option<ResourceId> {

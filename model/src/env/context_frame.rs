@@ -36,7 +36,7 @@
 //! (`docs/spec.md`, "Node versions").
 
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{AlsId, Observation, Op, OpKind, ResourceId, StoreValue};
+use crate::vocab::{AlsId, AsyncContext, Observation, Op, OpKind, ResourceId, StoreValue};
 use std::collections::BTreeMap;
 
 /// An `AsyncContextFrame`: each `AsyncLocalStorage` in it, and its store
@@ -93,11 +93,12 @@ impl ContextFrame {
     }
 }
 
-/// The trace's JavaScript objects, as far as `AsyncContextFrame` goes: the
-/// frame each `AsyncResource` captured at construction (`async-resource R`,
-/// `this[contextFrameSymbol]`), and each `AsyncLocalStorage`'s
-/// `defaultValue` (`als-default`, `#defaultValue`). One pointer, `None`
-/// while there is nothing.
+/// The trace's objects, as far as `AsyncContextFrame` goes: the frame each
+/// `AsyncResource` captured at construction (`async-resource R`,
+/// `this[contextFrameSymbol]`), each `AsyncLocalStorage`'s `defaultValue`
+/// (`als-default`, `#defaultValue`), and the N-API async context made on
+/// an object (`napi-async-init R`: its ids and the frame it captured). One
+/// pointer, `None` while there is nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct JsObjects(Option<Box<Objects>>);
 
@@ -108,6 +109,19 @@ struct Objects {
     resource_frames: BTreeMap<ResourceId, ContextFrame>,
     /// The `defaultValue` of each storage made with one.
     defaults: BTreeMap<AlsId, StoreValue>,
+    /// The latest N-API async context made on each object.
+    async_contexts: BTreeMap<ResourceId, NapiAsyncContext>,
+}
+
+/// A `v8impl::AsyncContext` (`src/node_api.cc`): what `napi_async_init`
+/// keeps for `napi_make_callback`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NapiAsyncContext {
+    /// `{async_id_, trigger_async_id_}`.
+    pub context: AsyncContext,
+    /// `context_frame_`: `async_context_frame::current(isolate)` when it was
+    /// made (Node 26).
+    pub frame: ContextFrame,
 }
 
 impl JsObjects {
@@ -131,6 +145,17 @@ impl JsObjects {
     /// The `defaultValue` of `als`, if it was made with one.
     pub fn default_of(&self, als: AlsId) -> Option<StoreValue> {
         self.0.as_ref().and_then(|o| o.defaults.get(&als).copied())
+    }
+
+    /// The N-API async context last made on `r`, if any.
+    pub fn async_context(&self, r: &ResourceId) -> Option<&NapiAsyncContext> {
+        self.0.as_ref().and_then(|o| o.async_contexts.get(r))
+    }
+
+    /// `napi_async_init` on `r` made `context`.
+    pub(crate) fn set_async_context(&mut self, r: ResourceId, context: NapiAsyncContext) {
+        let objects = self.0.get_or_insert_with(Default::default);
+        objects.async_contexts.insert(r, context);
     }
 
     /// Each storage made with a default.

@@ -215,6 +215,20 @@ pub enum Op {
         /// Its `defaultValue`.
         value: StoreValue,
     },
+    // Issue 24: native scopes that enter a stored frame.
+    /// `napi_async_init(env, R, name, &context)` (`src/node_api.cc`,
+    /// `v8impl::AsyncContext`; `new node::AsyncResource(isolate, R, name)`
+    /// does the same): an async context on the trace's object `R`, with
+    /// `newAsyncId()` and `getDefaultTriggerAsyncId()`, the init hooks
+    /// (`AsyncWrap::EmitAsyncInit`), and on Node 26 the current
+    /// `AsyncContextFrame`, captured. `R`'s later `napi-make-callback`s use
+    /// the latest.
+    NapiAsyncInit(ResourceId),
+    /// `napi_make_callback(env, context, R, cb, ...)` on the async context
+    /// of `napi-async-init R`: `InternalMakeCallback` with the context's
+    /// ids and resource, and on Node 26 the frame the context captured,
+    /// which its scope enters; ended by `close`.
+    NapiMakeCallback(ResourceId),
 }
 
 /// Declares [`OpKind`] from one list of `Variant = "trace-name" => facts`
@@ -429,6 +443,9 @@ op_kinds! {
     PromiseThenBody = "promise-then-body" => js(Microtasks),
     EndMicrotask = "end-microtask" => native(Microtasks),
     AlsDefault = "als-default" => header(ContextFrame).node26(),
+    // Issue 24: native scopes that enter a stored frame.
+    NapiAsyncInit = "napi-async-init" => js(CallbackScope),
+    NapiMakeCallback = "napi-make-callback" => native(CallbackScope).opens(),
 }
 
 impl OpKind {
@@ -537,6 +554,8 @@ impl Op {
             Op::AlsGetStore(_) => OpKind::AlsGetStore,
             Op::AsyncResource(_) => OpKind::AsyncResource,
             Op::AlsDefault { .. } => OpKind::AlsDefault,
+            Op::NapiAsyncInit(_) => OpKind::NapiAsyncInit,
+            Op::NapiMakeCallback(_) => OpKind::NapiMakeCallback,
         }
     }
 
@@ -608,7 +627,9 @@ impl Op {
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
             | Op::EndMicrotask
-            | Op::AlsDefault { .. } => Vec::new(),
+            | Op::AlsDefault { .. }
+            | Op::NapiAsyncInit(_)
+            | Op::NapiMakeCallback(_) => Vec::new(),
         }
     }
 
@@ -662,7 +683,10 @@ impl fmt::Display for Op {
                 }
             }
             Op::CloseOuter { outer } => write!(f, "{k} {outer}"),
-            Op::ResetGlobal(r) | Op::AsyncResource(r) => write!(f, "{k} {r}"),
+            Op::ResetGlobal(r)
+            | Op::AsyncResource(r)
+            | Op::NapiAsyncInit(r)
+            | Op::NapiMakeCallback(r) => write!(f, "{k} {r}"),
             Op::CreateHook { hook, callbacks } => write!(f, "{k} {hook} {callbacks}"),
             Op::EnableHook(h) | Op::DisableHook(h) => write!(f, "{k} {h}"),
             Op::EmitInit {
@@ -879,6 +903,8 @@ impl Op {
                 value: t.store_value()?,
             },
             OpKind::AsyncResource => Op::AsyncResource(t.resource("a resource (R<n>)")?),
+            OpKind::NapiAsyncInit => Op::NapiAsyncInit(t.resource("a resource (R<n>)")?),
+            OpKind::NapiMakeCallback => Op::NapiMakeCallback(t.resource("a resource (R<n>)")?),
         };
         t.end(kind.name())?;
         Ok(op)
