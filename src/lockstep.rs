@@ -111,10 +111,33 @@ impl<F: FoundBy> Counterexample<F> {
     }
 }
 
+thread_local! {
+    /// This thread is inside [`catch_panic`].
+    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// From now on, a panic that [`catch_panic`] answers is not printed (a
+/// mutant that panics is a kill, not news); every other panic is printed by
+/// the hook that was there before. Installed once per process.
+pub fn quiet_caught_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CATCHING.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Run one side's `apply`, answering a panic as `OpError::Internal`: a
 /// panicking implementation is a divergence, not a crash of the harness.
 pub fn catch_panic(apply: impl FnOnce() -> Answer) -> Answer {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(apply)).unwrap_or_else(|panic| {
+    let outer = CATCHING.with(|c| c.replace(true));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(apply));
+    CATCHING.with(|c| c.set(outer));
+    caught.unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<String>()
             .cloned()

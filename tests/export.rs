@@ -34,10 +34,10 @@ fn sample(version: NodeVersion) -> export::Export {
 
 #[test]
 fn a_sample_of_exported_tests_passes_and_its_wrong_variants_fail() {
-    // A mutant that panics is a difference, caught: no report.
-    std::panic::set_hook(Box::new(|_| {}));
+    // A mutant that panics is a difference, caught: not printed.
+    scopecheck::lockstep::quiet_caught_panics();
     for harness in binaries::all() {
-        let version = harness.capabilities.profile;
+        let version = harness.capabilities.node_version;
         let exp = sample(version);
         assert!(exp.tests.len() >= 20, "{} tests exported", exp.tests.len());
         let dir =
@@ -63,6 +63,28 @@ fn a_sample_of_exported_tests_passes_and_its_wrong_variants_fail() {
         assert!(
             mutants >= 10,
             "only {mutants} mutants rendered as expectations\n{p}"
+        );
+    }
+}
+
+/// Every source of the repository (scenarios, findings, regressions and the
+/// generated case of each situation) is exported or refused with a reason on
+/// both node versions: writing the tests never panics, whatever the model's
+/// answers (`--prove` runs them; this needs no binary).
+#[test]
+fn every_source_is_exported_or_refused_on_both_versions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for version in NodeVersion::ALL {
+        let (sources, _) = export::all_sources(root, version, 66511).expect("sources");
+        let findings = std::fs::read_to_string(root.join("docs/findings.md")).expect("findings.md");
+        let exp = std::panic::catch_unwind(|| export::export(&sources, version, &findings))
+            .unwrap_or_else(|_| panic!("exporting for node {version} panicked"));
+        assert!(
+            exp.tests.len() + exp.refused.len() >= sources.len(),
+            "node {version}: {} sources, {} tests, {} refused",
+            sources.len(),
+            exp.tests.len(),
+            exp.refused.len()
         );
     }
 }

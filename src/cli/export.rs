@@ -132,12 +132,9 @@ pub fn summary(export: &Export, missing: &[&str], out: &mut dyn Write) -> std::i
 
 /// Run `scopecheck export`.
 pub fn execute(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    // A mutant that panics is a difference, caught and counted: no report.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = run(args, out);
-    std::panic::set_hook(hook);
-    result
+    // A mutant that panics is a difference, caught and counted: not printed.
+    crate::lockstep::quiet_caught_panics();
+    run(args, out)
 }
 
 fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {

@@ -38,10 +38,9 @@ pub fn execute(args: &MutantsArgs, out: &mut dyn Write) -> Result<(), CliError> 
         Some(m) => vec![m],
     };
     writeln!(out, "{HEADER}")?;
-    // Mutants may panic; the harness reports that as a kill, so keep the
-    // default hook from printing each one.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // Mutants may panic; the harness reports that as a kill, so the hook
+    // does not print those (any other panic still is).
+    crate::lockstep::quiet_caught_panics();
     let mut survivors = Vec::new();
     let mut results = Vec::new();
     for m in mutants {
@@ -56,7 +55,6 @@ pub fn execute(args: &MutantsArgs, out: &mut dyn Write) -> Result<(), CliError> 
         }
         results.push(r);
     }
-    std::panic::set_hook(hook);
     let mut times: Vec<f64> = results
         .iter()
         .filter_map(|r| r.killed_after.map(|(_, t)| t.as_secs_f64()))

@@ -141,7 +141,9 @@ pub fn prepare(ops: &[Op], version: NodeVersion) -> Result<Vec<Op>, String> {
     };
     for op in ops {
         if matches!(op, Op::NodeVersion(v) if *v != version) {
-            return Err(format!("the trace is for node {op}, not {version}"));
+            return Err(format!(
+                "the trace says `{op}`, but this export is for node {version}"
+            ));
         }
         step(&mut env, op, &mut run)?;
         if env.exited {

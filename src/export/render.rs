@@ -581,6 +581,12 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::EntryModule => {
                 return refuse(i, "entry-module: an ES module entry is not exported yet")
             }
+            Op::AlsDefault { .. } => {
+                return refuse(
+                    i,
+                    "als-default: a storage with a defaultValue is not exported yet",
+                )
+            }
             Op::OpenScope {
                 kind,
                 context,
@@ -1021,7 +1027,7 @@ impl<S: AsyncIdStack> Writer<S> {
 }
 
 /// Write the test of `ops` (already decided for node, closes appended) on
-/// profile `version`, with the expectations of the environment `make`
+/// node version `version`, with the expectations of the environment `make`
 /// gives (the eager model, or a mutant for a wrong variant). `comment` is
 /// the test's one-line description.
 pub fn render<S: AsyncIdStack>(
@@ -1119,6 +1125,9 @@ pub fn render<S: AsyncIdStack>(
         let mut written = Vec::with_capacity(obs_a.len());
         for (oa, ob) in obs_a.iter().zip(&obs_b) {
             let (ia, ib) = (ids_of(oa), ids_of(ob));
+            if ia.len() != ib.len() {
+                return refuse(i, "the model answers differently with its id counter moved");
+            }
             let mut k = 0;
             let moved = map_ids(oa, &mut |id| {
                 let shifted = ib[k];
