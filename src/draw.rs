@@ -117,7 +117,7 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::AlsRun => weight(2, Other, 2),
         K::AlsExit => weight(1, Other, 1),
         K::EndAlsRun => weight(6, EndsJs, 8),
-        K::AlsEnterWith => weight(2, Other, 1),
+        K::AlsEnterWith => weight(3, Other, 1),
         K::AlsGetStore => weight(1, Other, 2),
         K::AsyncResource => weight(2, Other, 1),
         K::NextTickBody => weight(2, Other, 2),
@@ -131,7 +131,7 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::AlsDefault => weight(4, Other, 1),
         // Issue 24: native scopes that enter a stored frame.
         K::NapiAsyncInit => weight(1, Other, 1),
-        K::NapiMakeCallback => weight(1, Deepens, 2),
+        K::NapiMakeCallback => weight(3, Deepens, 2),
     }
 }
 

@@ -777,12 +777,6 @@ impl<S: AsyncIdStack> Writer<S> {
                     "async-resource (an AsyncResource capturing a frame) is not exported yet",
                 )
             }
-            Op::AlsDefault { .. } => {
-                return refuse(
-                    i,
-                    "als-default (an AsyncLocalStorage with a defaultValue) is not exported yet",
-                )
-            }
             Op::NapiAsyncInit(_) | Op::NapiMakeCallback(_) => {
                 return refuse(
                     i,
