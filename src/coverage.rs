@@ -181,7 +181,7 @@ pub const SITUATIONS: &[(&str, &str)] = &[
     ),
     (
         "lazy-close-out-of-order-with-stores",
-        "napi_close_callback_scope on a lazy scope that is not the innermost native scope, the check passing, its caller's frame holding a store",
+        "napi_close_callback_scope on a lazy scope that is not the innermost native scope, the check passing, with a store in the frame it puts back (its caller's) or in the current one",
     ),
 ];
 
@@ -339,7 +339,8 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
         let passes = closed.is_some_and(|s| s.async_context.async_id == current);
         if closed.is_some_and(|s| s.entered == Path::Lazy) && passes {
             sink.hit(s::LAZY_CLOSE_OUT_OF_ORDER);
-            if closed.is_some_and(|s| s.prior_context_frame.has_stores()) {
+            let prior_has = closed.is_some_and(|s| s.prior_context_frame.has_stores());
+            if prior_has || before.context_frame.has_stores() {
                 sink.hit(s::LAZY_CLOSE_OUT_OF_ORDER_WITH_STORES);
             }
         }

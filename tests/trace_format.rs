@@ -222,6 +222,9 @@ fn every_form() -> Vec<(Op, &'static str)> {
             },
             "als-default A2 9",
         ),
+        // Issue 24: native scopes that enter a stored frame.
+        (Op::NapiAsyncInit(ResourceId(2)), "napi-async-init R2"),
+        (Op::NapiMakeCallback(ResourceId(2)), "napi-make-callback R2"),
     ]
 }
 
@@ -825,6 +828,8 @@ fn arb_op() -> impl Strategy<Value = Op> {
             als: AlsId(a),
             value
         }),
+        arb_resource().prop_map(Op::NapiAsyncInit),
+        arb_resource().prop_map(Op::NapiMakeCallback),
     ]
 }
 
