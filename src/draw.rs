@@ -132,6 +132,8 @@ pub const fn weights(kind: OpKind) -> Weight {
         // Issue 24: native scopes that enter a stored frame.
         K::NapiAsyncInit => weight(1, Other, 1),
         K::NapiMakeCallback => weight(3, Deepens, 2),
+        // Issue 24: `als.disable()`.
+        K::AlsDisable => weight(1, Other, 1),
     }
 }
 
@@ -259,6 +261,7 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         },
         OpKind::NapiAsyncInit => Op::NapiAsyncInit(resource(c)),
         OpKind::NapiMakeCallback => Op::NapiMakeCallback(napi_resource(env, c)),
+        OpKind::AlsDisable => Op::AlsDisable(storage(c)),
     }
 }
 

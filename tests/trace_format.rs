@@ -225,6 +225,8 @@ fn every_form() -> Vec<(Op, &'static str)> {
         // Issue 24: native scopes that enter a stored frame.
         (Op::NapiAsyncInit(ResourceId(2)), "napi-async-init R2"),
         (Op::NapiMakeCallback(ResourceId(2)), "napi-make-callback R2"),
+        // Issue 24: `als.disable()`.
+        (Op::AlsDisable(AlsId(3)), "als-disable A3"),
     ]
 }
 
@@ -830,6 +832,7 @@ fn arb_op() -> impl Strategy<Value = Op> {
         }),
         arb_resource().prop_map(Op::NapiAsyncInit),
         arb_resource().prop_map(Op::NapiMakeCallback),
+        any::<u32>().prop_map(|a| Op::AlsDisable(AlsId(a))),
     ]
 }
 

@@ -777,6 +777,12 @@ impl<S: AsyncIdStack> Writer<S> {
                     "async-resource (an AsyncResource capturing a frame) is not exported yet",
                 )
             }
+            Op::AlsDisable(_) => {
+                return refuse(
+                    i,
+                    "als-disable (a storage deleted from the current frame in place) is not exported yet",
+                )
+            }
             Op::NapiAsyncInit(_) | Op::NapiMakeCallback(_) => {
                 return refuse(
                     i,

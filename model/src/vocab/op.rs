@@ -229,6 +229,13 @@ pub enum Op {
     /// ids and resource, and on Node 26 the frame the context captured,
     /// which its scope enters; ended by `close`.
     NapiMakeCallback(ResourceId),
+    // Issue 24: `als.disable()`.
+    /// `als.disable()` on Node 26 (`AsyncContextFrame.disable(this)`,
+    /// `lib/internal/async_context_frame.js`): the storage deleted from the
+    /// current frame *object* in place (`this.delete(store)`), so every
+    /// callback holding that same object loses it for good; other frames
+    /// keep it, and a later `run` or `enterWith` works (no enabled flag).
+    AlsDisable(AlsId),
 }
 
 /// Declares [`OpKind`] from one list of `Variant = "trace-name" => facts`
@@ -446,6 +453,8 @@ op_kinds! {
     // Issue 24: native scopes that enter a stored frame.
     NapiAsyncInit = "napi-async-init" => js(CallbackScope),
     NapiMakeCallback = "napi-make-callback" => native(CallbackScope).opens(),
+    // Issue 24: `als.disable()`.
+    AlsDisable = "als-disable" => js(ContextFrame).node26(),
 }
 
 impl OpKind {
@@ -556,6 +565,7 @@ impl Op {
             Op::AlsDefault { .. } => OpKind::AlsDefault,
             Op::NapiAsyncInit(_) => OpKind::NapiAsyncInit,
             Op::NapiMakeCallback(_) => OpKind::NapiMakeCallback,
+            Op::AlsDisable(_) => OpKind::AlsDisable,
         }
     }
 
@@ -629,7 +639,8 @@ impl Op {
             | Op::EndMicrotask
             | Op::AlsDefault { .. }
             | Op::NapiAsyncInit(_)
-            | Op::NapiMakeCallback(_) => Vec::new(),
+            | Op::NapiMakeCallback(_)
+            | Op::AlsDisable(_) => Vec::new(),
         }
     }
 
@@ -733,7 +744,9 @@ impl fmt::Display for Op {
             Op::AlsRun { als, store } | Op::AlsEnterWith { als, store } => {
                 write!(f, "{k} {als} {store}")
             }
-            Op::AlsExit(als) | Op::AlsGetStore(als) => write!(f, "{k} {als}"),
+            Op::AlsExit(als) | Op::AlsGetStore(als) | Op::AlsDisable(als) => {
+                write!(f, "{k} {als}")
+            }
             Op::AlsDefault { als, value } => write!(f, "{k} {als} {value}"),
             Op::NoForceAsyncHooksChecks
             | Op::EndAlsRun
@@ -905,6 +918,7 @@ impl Op {
             OpKind::AsyncResource => Op::AsyncResource(t.resource("a resource (R<n>)")?),
             OpKind::NapiAsyncInit => Op::NapiAsyncInit(t.resource("a resource (R<n>)")?),
             OpKind::NapiMakeCallback => Op::NapiMakeCallback(t.resource("a resource (R<n>)")?),
+            OpKind::AlsDisable => Op::AlsDisable(t.als()?),
         };
         t.end(kind.name())?;
         Ok(op)

@@ -490,6 +490,7 @@ function plain(i, t, self) {
       storages.set(num(t[1]), new asyncHooks.AsyncLocalStorage({ defaultValue: +t[2] }));
       break;
     case 'als-enter-with': A(num(t[1])).enterWith(+t[2]); break;
+    case 'als-disable': A(num(t[1])).disable(); break;
     case 'als-get-store': {
       const v = A(num(t[1])).getStore();
       see(`${t[1]}.getStore() = ${v === undefined ? 'undefined' : v}`);
