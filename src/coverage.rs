@@ -177,7 +177,7 @@ pub const SITUATIONS: &[(&str, &str)] = &[
     // Issue 24: the frame a native scope enters.
     (
         "lazy-scope-enters-stored-frame",
-        "a lazy scope entering a stored frame with a store (napi_make_callback on an async context made in a run)",
+        "a lazy scope entering a stored frame (napi_make_callback on an async context made where a frame object was current)",
     ),
     (
         "lazy-close-out-of-order-with-stores",
@@ -497,7 +497,7 @@ pub fn classify_after<S: LazyStore>(
 ) {
     let ah = &after.async_hooks;
     if let (Op::NapiMakeCallback(_), Some(scope)) = (op, innermost_native(after)) {
-        if scope.entered == Path::Lazy && after.context_frame.has_stores() {
+        if scope.entered == Path::Lazy && !after.context_frame.is_undefined() {
             sink.hit(s::LAZY_SCOPE_ENTERS_STORED_FRAME);
         }
     }
