@@ -3,9 +3,9 @@
 //! and joins the chain; otherwise it pushes, as Node does today.
 
 use crate::async_hooks::{self, LazyStore, Path};
-use model::env::fields::Fields;
 use model::env::async_id_stack::FrameExchange;
 use model::env::context_frame::ContextFrame;
+use model::env::fields::Fields;
 use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncHooks, Died};
 use model::vocab::AsyncContext;

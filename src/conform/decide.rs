@@ -354,8 +354,7 @@ fn close_outer(env: &Eager, outer: u32) -> Option<String> {
             describe(frame)
         ));
     }
-    let napi_inside = (env.frames[index..].iter())
-        .any(|f| matches!(f, Frame::Native(s) if s.napi));
+    let napi_inside = (env.frames[index..].iter()).any(|f| matches!(f, Frame::Native(s) if s.napi));
     if napi_inside {
         return Some(format!("close-outer {outer}: a napi-make-callback is open inside that scope, and napi_make_callback is a Node-API call, whose napi_env__::CallIntoModule CHECKs that it returns with as many N-API callback scopes open as it started with"));
     }

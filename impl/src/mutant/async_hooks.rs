@@ -25,7 +25,8 @@ impl Mistake for LinkSavesOwnIds {
         heap: &Heap,
         frame: FrameExchange<'_>,
     ) -> Result<(Path, ContextFrame), Died> {
-        let (path, prior) = callback_scope::enter_scope(ah, context, resource, serial, heap, frame)?;
+        let (path, prior) =
+            callback_scope::enter_scope(ah, context, resource, serial, heap, frame)?;
         if path == Path::Lazy {
             link_saving_own_ids(ah);
         }

@@ -434,7 +434,13 @@ impl<S: AsyncIdStack> Environment<S> {
                 prior: std::mem::take(&mut scope.prior_context_frame),
                 open: &self.frames,
             };
-            S::leave_scope(&mut self.async_hooks, async_id, scope.entered, scope.serial, frame)?;
+            S::leave_scope(
+                &mut self.async_hooks,
+                async_id,
+                scope.entered,
+                scope.serial,
+                frame,
+            )?;
         }
         if scope.failed || self.async_callback_scope_depth > 1 || scope.skip_task_queues {
             self.pop_async_callback_scope(&scope);

@@ -284,7 +284,11 @@ impl<S: AsyncIdStack> Environment<S> {
     /// return frame?.get(this)`, with `frame = AsyncContextFrame.current()`
     /// (which lacks a storage `disable` deleted from it).
     pub(crate) fn als_get_store(&self, als: AlsId) -> Option<StoreValue> {
-        let deleted = || self.js_objects.disabled_in(&self.context_frame).contains(&als);
+        let deleted = || {
+            self.js_objects
+                .disabled_in(&self.context_frame)
+                .contains(&als)
+        };
         match self.context_frame.lookup(als) {
             Some(store) if !deleted() => store,
             _ => self.js_objects.default_of(als),
