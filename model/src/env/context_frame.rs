@@ -17,11 +17,15 @@
 //!   `push_async_context`; its `Close` puts the prior frame back with
 //!   `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`
 //!   right after `pop_async_context`, under `if (pushed_ids_)` (so also after
-//!   a failed callback, and not when the environment is stopping). Every
-//!   scope the model opens passes no frame: the public `node::CallbackScope`
-//!   takes none (the default, an empty `Local`), the public
-//!   `node::MakeCallback` passes `Undefined`, `StartExecution` and
-//!   `Environment::RunTimers` the default: JavaScript sees no frame inside.
+//!   a failed callback, and not when the environment is stopping). The
+//!   exchange and the restore go through the seam
+//!   (`AsyncIdStack::enter_scope` / `leave_scope`, `FrameExchange` /
+//!   `FrameRestore`). The public `node::CallbackScope` passes no frame (the
+//!   default, an empty `Local`), the public `node::MakeCallback`
+//!   `Undefined`, `StartExecution` and `Environment::RunTimers` the
+//!   default: JavaScript sees no frame inside. `napi_make_callback`
+//!   (`src/node_api.cc`) passes the frame its async context captured at
+//!   `napi_async_init` (`napi-async-init R`, kept in [`JsObjects`]).
 //! * `process.nextTick` (`lib/internal/process/task_queues.js`): the
 //!   `TickObject` constructor captures `AsyncContextFrame.current()`;
 //!   `processTicksAndRejections` exchanges it in before `emitBefore` and sets
