@@ -793,6 +793,18 @@ impl<S: AsyncIdStack> Writer<S> {
                     "async-resource (an AsyncResource capturing a frame) is not exported yet",
                 )
             }
+            Op::AlsDisable(_) => {
+                return refuse(
+                    i,
+                    "als-disable (a storage deleted from the current frame in place) is not exported yet",
+                )
+            }
+            Op::NapiAsyncInit(_) | Op::NapiMakeCallback(_) => {
+                return refuse(
+                    i,
+                    "napi-async-init / napi-make-callback (an N-API async context) are not exported yet",
+                )
+            }
             Op::NextTick { .. } | Op::NextTickBody => {
                 let id = self.a.async_hooks.async_id_fields.k_async_id_counter + 1;
                 let block = self.schedule("process.nextTick(common.mustCall(() => {");
