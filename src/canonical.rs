@@ -24,7 +24,8 @@
 //! resources and promises are named by their id), every frame (native
 //! scopes and what a tick run or a checkpoint holds, runInAsyncScope,
 //! defaultTriggerAsyncIdScope, ticks, microtasks), the tick and microtask
-//! queues, the pending rejections, the destroy list, and the lazy store's
+//! queues, the pending rejections, the destroy list, the N-API async
+//! contexts (`napi-async-init`), and the lazy store's
 //! chain ([`visit_lazy_ids`]). `tests/explore.rs` checks on generated
 //! states that the canonical state answers every op as the original does,
 //! ids renamed.
@@ -161,6 +162,10 @@ pub fn visit_env_ids<S: AsyncIdStack>(env: &mut Environment<S>, f: &mut IdVisito
     }
     for id in &mut env.destroy_async_id_list {
         f(id);
+    }
+    for c in env.js_objects.async_contexts_mut() {
+        f(&mut c.async_id);
+        f(&mut c.trigger_async_id);
     }
 }
 

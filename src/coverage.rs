@@ -174,6 +174,15 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "js-in-checkpoint-with-lazy",
         "JS in a microtask's body while a lazy scope is open, or a scope opened there that takes the lazy path",
     ),
+    // Issue 24: the frame a native scope enters.
+    (
+        "lazy-scope-enters-stored-frame",
+        "a lazy scope entering a stored frame (napi_make_callback on an async context made where a frame object was current)",
+    ),
+    (
+        "lazy-close-out-of-order-with-stores",
+        "napi_close_callback_scope on a lazy scope that is not the innermost native scope, the check passing, with a store in the frame it puts back (its caller's) or in the current one",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -188,6 +197,8 @@ pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
         "als-enter-with-in-lazy",
         "tick-store-from-lazy",
         "resource-frame-in-lazy",
+        "lazy-scope-enters-stored-frame",
+        "lazy-close-out-of-order-with-stores",
     ];
     version == model::vocab::NodeVersion::V26
         || !(SITUATIONS_ONLY_ON_26.contains(&name)
@@ -240,11 +251,14 @@ pub mod situation {
     pub const REJECTION_IN_LAZY: usize = 40;
     pub const PROMISE_AFTER_NO_POP: usize = 41;
     pub const JS_IN_CHECKPOINT_WITH_LAZY: usize = 42;
+    // Issue 24: the frame a native scope enters.
+    pub const LAZY_SCOPE_ENTERS_STORED_FRAME: usize = 43;
+    pub const LAZY_CLOSE_OUT_OF_ORDER_WITH_STORES: usize = 44;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 43;
+pub const SITUATION_COUNT: usize = 45;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -325,6 +339,10 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
         let passes = closed.is_some_and(|s| s.async_context.async_id == current);
         if closed.is_some_and(|s| s.entered == Path::Lazy) && passes {
             sink.hit(s::LAZY_CLOSE_OUT_OF_ORDER);
+            let prior_has = closed.is_some_and(|s| s.prior_context_frame.has_stores());
+            if prior_has || before.context_frame.has_stores() {
+                sink.hit(s::LAZY_CLOSE_OUT_OF_ORDER_WITH_STORES);
+            }
         }
     }
     if let Some(scope) = innermost_native(before) {
@@ -478,7 +496,12 @@ pub fn classify_after<S: LazyStore>(
     observations: &[Observation],
 ) {
     let ah = &after.async_hooks;
-    if let Op::OpenScope { .. } = op {
+    if let (Op::NapiMakeCallback(_), Some(scope)) = (op, innermost_native(after)) {
+        if scope.entered == Path::Lazy && !after.context_frame.is_undefined() {
+            sink.hit(s::LAZY_SCOPE_ENTERS_STORED_FRAME);
+        }
+    }
+    if matches!(op, Op::OpenScope { .. } | Op::NapiMakeCallback(_)) {
         if let Some(scope) = innermost_native(after) {
             let outer = || after.frames.iter().rev().skip(1);
             if scope.entered == Path::Lazy {
@@ -856,6 +879,15 @@ mod tests {
             (s::REJECTION_IN_LAZY, "rejection-in-lazy"),
             (s::PROMISE_AFTER_NO_POP, "promise-after-no-pop"),
             (s::JS_IN_CHECKPOINT_WITH_LAZY, "js-in-checkpoint-with-lazy"),
+            // Issue 24.
+            (
+                s::LAZY_SCOPE_ENTERS_STORED_FRAME,
+                "lazy-scope-enters-stored-frame",
+            ),
+            (
+                s::LAZY_CLOSE_OUT_OF_ORDER_WITH_STORES,
+                "lazy-close-out-of-order-with-stores",
+            ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

@@ -93,7 +93,7 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::EnableHook => weight(4, Other, 3),
         K::DisableHook => weight(8, Other, 2),
         K::EmitInit => weight(1, Other, 1),
-        K::EmitBefore => weight(4, Deepens, 3),
+        K::EmitBefore => weight(5, Deepens, 3),
         K::EmitAfter => weight(6, Unwinds, 3),
         K::EmitDestroy => weight(1, Other, 1),
         K::EnterRunInAsyncScope => weight(5, Deepens, 2),
@@ -112,7 +112,7 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::Stop => weight(1, Unwinds, 1),
         K::EntryModule => weight(4, Other, 1),
         K::TimersScope => weight(0, Other, 1),
-        K::CloseOuter => weight(5, Unwinds, 2),
+        K::CloseOuter => weight(6, Unwinds, 2),
         K::NodeVersion => weight(0, Other, 1),
         K::AlsRun => weight(2, Other, 2),
         K::AlsExit => weight(1, Other, 1),
@@ -129,6 +129,11 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::PromiseThenBody => weight(7, Other, 2),
         K::EndMicrotask => weight(8, EndsJs, 8),
         K::AlsDefault => weight(4, Other, 1),
+        // Issue 24: native scopes that enter a stored frame.
+        K::NapiAsyncInit => weight(1, Other, 1),
+        K::NapiMakeCallback => weight(3, Deepens, 2),
+        // Issue 24: `als.disable()`.
+        K::AlsDisable => weight(1, Other, 1),
     }
 }
 
@@ -254,6 +259,9 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
             als: storage(c),
             value: store(c),
         },
+        OpKind::NapiAsyncInit => Op::NapiAsyncInit(resource(c)),
+        OpKind::NapiMakeCallback => Op::NapiMakeCallback(napi_resource(env, c)),
+        OpKind::AlsDisable => Op::AlsDisable(storage(c)),
     }
 }
 
@@ -360,6 +368,19 @@ fn id<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> AsyncId {
 
 fn resource(c: &mut impl Choices) -> ResourceId {
     ResourceId(1 + c.below(RESOURCES))
+}
+
+/// A resource with an N-API async context (`napi-async-init`), any of
+/// `R1`..`R4` when there is none.
+fn napi_resource<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> ResourceId {
+    let with: Vec<ResourceId> = (1..=RESOURCES)
+        .map(ResourceId)
+        .filter(|r| env.js_objects.async_context(r).is_some())
+        .collect();
+    if with.is_empty() {
+        return resource(c);
+    }
+    pick(c, &with)
 }
 
 fn maybe_resource(c: &mut impl Choices) -> Option<ResourceId> {

@@ -420,11 +420,13 @@ pub fn alphabet() -> Vec<Letter> {
 
 /// The letters `--frames` adds to [`alphabet`], after it: the
 /// `AsyncLocalStorage` ops (node version 26) and ticks and microtasks that
-/// run JS (issue 14):
+/// run JS (issue 14), and the native scopes of issue 24 that enter a stored
+/// frame or close out of order:
 ///
 /// ```text
 /// als-run A1 1, end-als-run, als-enter-with A1 2, als-get-store A1
 /// next-tick-body, end-tick, queue-microtask, promise-then, promise-reject
+/// napi-async-init R1, napi-make-callback R1, close-outer 1
 /// ```
 pub fn frame_letters() -> Vec<Letter> {
     frame_letters_for(1)
@@ -449,6 +451,11 @@ pub fn frame_letters_for(storages: usize) -> Vec<Letter> {
         Op::QueueMicrotask,
         Op::PromiseThen,
         Op::PromiseReject,
+        // Issue 24: a native scope entering a stored frame, and one closed
+        // out of order.
+        Op::NapiAsyncInit(LOCAL),
+        Op::NapiMakeCallback(LOCAL),
+        Op::CloseOuter { outer: 1 },
     ]);
     ops.into_iter().map(Letter::Op).collect()
 }

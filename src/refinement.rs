@@ -298,6 +298,10 @@ pub fn abstract_lazy<S: LazyStore>(l: &Environment<S>) -> Abstract {
 
 /// The first field where the two abstract states differ, by name.
 pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
+    if e.env.3 && l.env.3 {
+        // Both processes ended: there is no Node state left to stand for.
+        return None;
+    }
     macro_rules! cmp {
         ($($f:ident),*) => {
             $(if e.$f != l.$f {
@@ -334,6 +338,12 @@ pub fn verify<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String>
 /// [`abstract_lazy`] merges it. `tests/refinement.rs` checks that the two
 /// agree, on passing runs and on mutants that break the relation.
 pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    if e.exited && l.exited {
+        // Both processes ended (an abort, a fatal exception): nothing of
+        // either state is observable any more, so there is nothing to stand
+        // for; what they had done before dying is compared op by op.
+        return true;
+    }
     let (ea, la) = (&e.async_hooks, &l.async_hooks);
     let (ef, lf) = (&ea.fields, &la.fields);
     // counts (every field but kStackLength) and ids

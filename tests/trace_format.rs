@@ -222,6 +222,11 @@ fn every_form() -> Vec<(Op, &'static str)> {
             },
             "als-default A2 9",
         ),
+        // Issue 24: native scopes that enter a stored frame.
+        (Op::NapiAsyncInit(ResourceId(2)), "napi-async-init R2"),
+        (Op::NapiMakeCallback(ResourceId(2)), "napi-make-callback R2"),
+        // Issue 24: `als.disable()`.
+        (Op::AlsDisable(AlsId(3)), "als-disable A3"),
     ]
 }
 
@@ -825,6 +830,9 @@ fn arb_op() -> impl Strategy<Value = Op> {
             als: AlsId(a),
             value
         }),
+        arb_resource().prop_map(Op::NapiAsyncInit),
+        arb_resource().prop_map(Op::NapiMakeCallback),
+        any::<u32>().prop_map(|a| Op::AlsDisable(AlsId(a))),
     ]
 }
 

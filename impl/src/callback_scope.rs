@@ -3,6 +3,8 @@
 //! and joins the chain; otherwise it pushes, as Node does today.
 
 use crate::async_hooks::{self, LazyStore, Path};
+use model::env::async_id_stack::FrameExchange;
+use model::env::context_frame::ContextFrame;
 use model::env::fields::Fields;
 use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncHooks, Died};
@@ -15,9 +17,27 @@ pub fn can_be_lazy(fields: &Fields) -> bool {
     fields.k_totals == 0 && fields.k_uses_execution_async_resource == 0
 }
 
-/// The constructor's push: the lazy path when the condition holds, else
-/// `push_async_context` at the eager depth.
+/// The constructor from its frame exchange to its push: the
+/// `AsyncContextFrame` exchanged in first, on either path, exactly where
+/// Node's constructor does it before `push_async_context` (decision 20);
+/// then the lazy path when the condition holds, else `push_async_context`
+/// at the eager depth. Returns the path and the prior frame, which the
+/// scope keeps for its close.
 pub fn enter_scope<S: LazyStore>(
+    ah: &mut AsyncHooks<S>,
+    context: AsyncContext,
+    resource: NativeSlot,
+    serial: ScopeSerial,
+    heap: &Heap,
+    frame: FrameExchange<'_>,
+) -> Result<(Path, ContextFrame), Died> {
+    let prior = frame.exchange();
+    Ok((push_or_link(ah, context, resource, serial, heap)?, prior))
+}
+
+/// The push of the constructor, after its frame exchange: the lazy path
+/// when the condition holds, else `push_async_context` at the eager depth.
+pub fn push_or_link<S: LazyStore>(
     ah: &mut AsyncHooks<S>,
     context: AsyncContext,
     resource: NativeSlot,

@@ -19,6 +19,8 @@ pub mod mutant;
 pub use async_hooks::{LazyStack, LazyStore, Path};
 pub use callback_scope::can_be_lazy;
 
+use model::env::async_id_stack::FrameExchange;
+use model::env::context_frame::ContextFrame;
 use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncHooks, AsyncIdStack, Died, Environment};
 use model::vocab::{AsyncContext, AsyncId, ResourceView};
@@ -41,8 +43,9 @@ impl AsyncIdStack for LazyStack {
         resource: NativeSlot,
         serial: ScopeSerial,
         heap: &Heap,
-    ) -> Result<Path, Died> {
-        callback_scope::enter_scope(ah, context, resource, serial, heap)
+        frame: FrameExchange<'_>,
+    ) -> Result<(Path, ContextFrame), Died> {
+        callback_scope::enter_scope(ah, context, resource, serial, heap, frame)
     }
 
     fn pop_async_context(ah: &mut AsyncHooks<Self>, async_id: AsyncId) -> Result<bool, Died> {

@@ -57,8 +57,10 @@ pub struct ExploreArgs {
     /// Add the AsyncLocalStorage ops and the ticks and microtasks that run
     /// JS to the alphabet (`als-run A1 1`, `end-als-run`, `als-enter-with A1
     /// 2`, `als-get-store A1`, `next-tick-body`, `end-tick`,
-    /// `queue-microtask`, `promise-then`, `promise-reject`): 30 letters
-    /// instead of 21, so far more states per depth.
+    /// `queue-microtask`, `promise-then`, `promise-reject`), and native
+    /// scopes entering a stored frame (`napi-async-init R1`,
+    /// `napi-make-callback R1`, `close-outer 1`): 33 letters instead of 21,
+    /// so far more states per depth.
     #[arg(long)]
     pub frames: bool,
     /// Explore to the fixpoint instead of to a depth: breadth first over

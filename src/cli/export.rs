@@ -27,8 +27,12 @@ use std::path::{Path, PathBuf};
 pub struct ExportArgs {
     /// Where to write the tests (a Node checkout's root, or an empty
     /// directory); with --prove, the scratch trees.
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "list")]
+    pub out: Option<PathBuf>,
+    /// Print the list of the tests of both lines as docs/export-tests.md
+    /// holds it, instead of writing them.
+    #[arg(long, conflicts_with_all = ["prove", "out"])]
+    pub list: bool,
     /// The line the expected values are for (20 or 26; not with --prove,
     /// which does both).
     #[arg(long, default_value = "26", value_parser = parse_version, conflicts_with = "prove")]
@@ -138,16 +142,23 @@ pub fn execute(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
-    crate::files::check_dir(&args.out).map_err(CliError::Usage)?;
+    let Some(dest) = &args.out else {
+        let mut exports = Vec::new();
+        for version in [NodeVersion::V20, NodeVersion::V26] {
+            exports.push(export_line(&args.root, &args.files, version, args.seed)?.0);
+        }
+        return write!(out, "{}", export::listing(&exports)).map_err(CliError::Output);
+    };
+    crate::files::check_dir(dest).map_err(CliError::Usage)?;
     if !args.prove {
         let (exp, missing) = export_line(&args.root, &args.files, args.node_version, args.seed)?;
-        export::layout::write(&args.out, &exp).map_err(|source| CliError::Write {
-            path: args.out.clone(),
+        export::layout::write(dest, &exp).map_err(|source| CliError::Write {
+            path: dest.clone(),
             what: "the tests",
             source,
         })?;
         summary(&exp, &missing, out).map_err(CliError::Output)?;
-        writeln!(out, "written under {}", args.out.display()).map_err(CliError::Output)?;
+        writeln!(out, "written under {}", dest.display()).map_err(CliError::Output)?;
         return Ok(());
     }
     let node26 = match &args.node26 {
@@ -175,7 +186,7 @@ fn run(args: &ExportArgs, out: &mut dyn Write) -> Result<(), CliError> {
             node,
             headers: None,
         };
-        let dir = args.out.join(format!("v{}", version.major()));
+        let dir = dest.join(format!("v{}", version.major()));
         let p = proof::prove(&selection, exp, &dir, budget).map_err(|e| match e {
             ConformError::Stopped(why) => CliError::Environment(why),
             other => CliError::Environment(other.to_string()),

@@ -149,7 +149,7 @@ impl Decider {
             // Global, which touches no async context).
             return match op {
                 Op::OpenScope { .. } => self.open_scope(op),
-                Op::TimersScope => None,
+                Op::TimersScope | Op::NapiMakeCallback(_) => None,
                 Op::ResetGlobal(_) => self.reset_global(),
                 _ => Some("after the main script (its scope closed), JavaScript runs from the event loop only inside a native scope: open one with callback-scope or make-callback".to_string()),
             };
@@ -296,6 +296,7 @@ impl Decider {
                 }
             }
             Frame::Native(scope) if scope.main_script && self.module_entry => Some("uncaught-exception in an ES module's top level: the throw rejects the module's evaluation promise and is reported from a promise job later, not by the main-script scope".to_string()),
+            Frame::Native(scope) if scope.napi => Some("uncaught-exception in a napi-make-callback: napi_make_callback calls back inside its own TryCatch (NAPI_PREAMBLE, src/node_api.cc), which keeps the exception for the module's caller: it is never reported as uncaught (write `close threw`)".to_string()),
             Frame::Native(_) if self.try_catch_chain_broken => {
                 Some(format!("uncaught-exception after a close-outer: {BROKEN_CHAIN}"))
             }
@@ -352,6 +353,10 @@ fn close_outer(env: &Eager, outer: u32) -> Option<String> {
             "close-outer {outer}: that is {}; only a callback scope an addon opened (napi_open_callback_scope) is closed out of order",
             describe(frame)
         ));
+    }
+    let napi_inside = (env.frames[index..].iter()).any(|f| matches!(f, Frame::Native(s) if s.napi));
+    if napi_inside {
+        return Some(format!("close-outer {outer}: a napi-make-callback is open inside that scope, and napi_make_callback is a Node-API call, whose napi_env__::CallIntoModule CHECKs that it returns with as many N-API callback scopes open as it started with"));
     }
     if matches!(scope.resource, model::env::resources::NativeSlot::Global(_)) {
         return Some(format!("close-outer {outer}: that scope holds its resource as a Global; an N-API callback scope holds a Local made from its own Global (src/node_api.cc, AsyncContext::CallbackScope), which no reset-global reaches"));

@@ -67,7 +67,8 @@ pub struct Plan {
     /// after the exception unwound the frame.
     unmarked: BTreeSet<usize>,
     /// The id the model handed out at an op (`new-async-id`, `next-tick`,
-    /// `next-tick-body`), by the op's index: the runtime maps it to Node's.
+    /// `next-tick-body`, `napi-async-init`), by the op's index: the runtime
+    /// maps it to Node's.
     ids: Vec<(usize, AsyncId)>,
     /// For each `close-outer`, by its index, the index of the
     /// `callback-scope` it closes: the runtime opens that one as an N-API
@@ -115,7 +116,7 @@ impl Plan {
                 });
                 self.ids.extend(id.map(|id| (index, id)));
             }
-            Op::NextTick { .. } | Op::NextTickBody => {
+            Op::NextTick { .. } | Op::NextTickBody | Op::NapiAsyncInit(_) => {
                 let id = env.async_hooks.async_id_fields.k_async_id_counter;
                 self.ids.push((index, id));
             }

@@ -13,6 +13,7 @@
 //! binaries, and wrong variants of them fail.
 
 pub mod layout;
+pub mod lint;
 pub mod proof;
 pub mod render;
 
@@ -472,4 +473,39 @@ fn comment(
         s.origin.name(),
         s.name
     )
+}
+
+/// The list of exported tests as docs/export-tests.md holds it: for each
+/// test, the lines it is exported for and its description (situation,
+/// decisions), from the exports of every line.
+pub fn listing(exports: &[Export]) -> String {
+    let mut rows: std::collections::BTreeMap<&str, (Vec<String>, &str)> = Default::default();
+    for e in exports {
+        for t in &e.tests {
+            let row = rows.entry(&t.path).or_insert((Vec::new(), &t.comment));
+            row.0.push(e.version.major().to_string());
+        }
+    }
+    let mut out = String::from(
+        "# The exported tests\n\n\
+         Written by `scopecheck export --list > docs/export-tests.md` (a test\n\
+         checks it is current); docs/export.md says how they are made and\n\
+         proved. Each row: the test's path in a Node checkout, the release\n\
+         lines it is exported for, and its first comment (the lazy situation it\n\
+         reaches, where it comes from, the design decisions of\n\
+         docs/lazy-design.md whose mistakes it shows).\n\n\
+         | test | lines | situation; source; decisions |\n\
+         | --- | --- | --- |\n",
+    );
+    for (path, (lines, comment)) in rows {
+        let _ = std::fmt::Write::write_fmt(
+            &mut out,
+            format_args!(
+                "| `{path}` | {} | {} |\n",
+                lines.join(", "),
+                comment.replace('|', "\\|")
+            ),
+        );
+    }
+    out
 }

@@ -5,7 +5,7 @@
 //! mutant's observations rendered as the expectations, or an expected
 //! value altered) must each make their test fail.
 
-use super::{layout, render, Export};
+use super::{layout, lint, render, Export};
 use crate::conform::{harness, ConformError, Harness, NodeSelection};
 use crate::process::{self, Limits};
 use lazy::mutant::Mutant;
@@ -106,7 +106,7 @@ impl fmt::Display for Proof {
         writeln!(f, "  exported: {}", per_origin.join(", "))?;
         writeln!(
             f,
-            "  tests: {} run, {} passed, {} failed (build {:.1} s, run {:.1} s)",
+            "  tests: {} run (each after `node --check` and Node's conventions), {} passed, {} failed (build {:.1} s, run {:.1} s)",
             self.runs.len(),
             self.passed(),
             self.runs.len() - self.passed(),
@@ -177,6 +177,15 @@ pub fn prove(
     let build_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let runs: Vec<TestRun> = parallel(&export.tests, |t| {
+        let mut problems = lint::conventions(&t.path, &t.rendered.source);
+        problems.extend(syntax(&harness.node, &tree, &t.path)?);
+        if !problems.is_empty() {
+            return Ok(TestRun {
+                path: t.path.clone(),
+                passed: false,
+                failure: Some(format!("lint: {}", problems.join("; "))),
+            });
+        }
         run_test(&harness.node, &tree, &t.path, &t.rendered.source)
     })?;
     let run_seconds = started.elapsed().as_secs_f64();
@@ -344,6 +353,29 @@ pub fn flags(source: &str) -> Vec<String> {
         .find_map(|l| l.strip_prefix("// Flags:"))
         .map(|f| f.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default()
+}
+
+/// `node --check` on the test at `path` in `tree`: what it says if the
+/// file does not parse.
+fn syntax(node: &Path, tree: &Path, path: &str) -> Result<Option<String>, ConformError> {
+    let mut command = Command::new(node);
+    command
+        .arg("--check")
+        .arg(tree.join(path))
+        .current_dir(tree);
+    match process::run(&mut command, None, &Limits::new(TEST_TIMEOUT)) {
+        Ok(out) if out.status.success() => Ok(None),
+        Ok(out) => Ok(Some(format!(
+            "node --check: {}",
+            model::vocab::trace::quote_at_most(String::from_utf8_lossy(&out.stderr).trim(), 300)
+        ))),
+        Err(e) => match e.failure {
+            process::Failure::Interrupted(signal) => Err(ConformError::Stopped(format!(
+                "interrupted (signal {signal})"
+            ))),
+            other => Ok(Some(format!("node --check: {other}"))),
+        },
+    }
 }
 
 /// Write `source` at `path` in `tree` and run it with its flags, as

@@ -137,10 +137,15 @@ struct Writer<S: AsyncIdStack> {
     resources: BTreeSet<u32>,
     hooks: BTreeMap<u32, Vec<&'static str>>,
     storages: BTreeSet<u32>,
+    /// The `defaultValue` of a storage made with one (`als-default`).
+    defaults: BTreeMap<u32, model::vocab::StoreValue>,
     uses_symbol: bool,
     uses_rias: bool,
     main_bound: bool,
     top_bound: bool,
+    /// Names bound by a `const` in the main script's own block (not
+    /// declared with `let` up front).
+    bound_inline: BTreeSet<&'static str>,
     binding: bool,
     no_force: bool,
     ending: Option<Ending>,
@@ -307,7 +312,7 @@ fn id_js(id: AsyncId) -> String {
 /// A model id as the test's regexp of a crash message matches it.
 fn id_re(id: AsyncId) -> String {
     if id >= HANDED / 2 {
-        id.to_string().replace('-', "\\-")
+        id.to_string()
     } else {
         "\\d+".to_string()
     }
@@ -433,7 +438,13 @@ impl<S: AsyncIdStack> Writer<S> {
                         "assert.strictEqual(executionAsyncResource(), {name});"
                     ));
                 } else {
-                    self.push(format!("{name} = executionAsyncResource();"));
+                    if self.current() == 0 {
+                        // Bound where it is declared: a `const`.
+                        self.bound_inline.insert(name);
+                        self.push(format!("const {name} = executionAsyncResource();"));
+                    } else {
+                        self.push(format!("{name} = executionAsyncResource();"));
+                    }
                     self.push(format!("assert.deepStrictEqual({name}, {{}});"));
                     if other_bound {
                         self.push(format!("assert.notStrictEqual({name}, {other});"));
@@ -581,11 +592,9 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::EntryModule => {
                 return refuse(i, "entry-module: an ES module entry is not exported yet")
             }
-            Op::AlsDefault { .. } => {
-                return refuse(
-                    i,
-                    "als-default: a storage with a defaultValue is not exported yet",
-                )
+            Op::AlsDefault { als, value } => {
+                self.storages.insert(als.0);
+                self.defaults.insert(als.0, *value);
             }
             Op::OpenScope {
                 kind,
@@ -593,18 +602,22 @@ impl<S: AsyncIdStack> Writer<S> {
                 resource,
                 ..
             } => {
-                if resource.holder == model::vocab::Holder::Global {
-                    return refuse(i, "a Global<Object>* resource holder is not exported yet");
+                let global = resource.holder == model::vocab::Holder::Global;
+                if global && *kind == ScopeKind::MakeCallback {
+                    return refuse(
+                        i,
+                        "node::MakeCallback takes no Global<Object>* resource holder",
+                    );
                 }
                 self.binding = true;
                 self.resources.insert(resource.id.0);
-                let f = if *kind == ScopeKind::MakeCallback {
-                    "makeCallback"
-                } else {
-                    "callbackScope"
+                let (f, key) = match kind {
+                    ScopeKind::MakeCallback => ("makeCallback", String::new()),
+                    _ if global => ("globalCallbackScope", format!(", {}", resource.id.0)),
+                    _ => ("callbackScope", String::new()),
                 };
                 let head = format!(
-                    "binding.{f}({}, {}, {}, common.mustCall(() => {{",
+                    "binding.{f}({}, {}, {}{key}, common.mustCall(() => {{",
                     r(resource.id.0),
                     arg(self, context.async_id),
                     arg(self, context.trigger_async_id)
@@ -647,7 +660,10 @@ impl<S: AsyncIdStack> Writer<S> {
                     "timers-scope (Environment::RunTimers' scope) is not exported yet",
                 )
             }
-            Op::ResetGlobal(_) => return refuse(i, "reset-global is not exported yet"),
+            Op::ResetGlobal(resource) => {
+                self.binding = true;
+                self.push(format!("binding.resetGlobal({});", resource.0));
+            }
             Op::Stop => return refuse(i, "stop comes from another thread"),
             Op::CreateHook { hook, callbacks } => {
                 let mut names = Vec::new();
@@ -775,6 +791,18 @@ impl<S: AsyncIdStack> Writer<S> {
                 return refuse(
                     i,
                     "async-resource (an AsyncResource capturing a frame) is not exported yet",
+                )
+            }
+            Op::AlsDisable(_) => {
+                return refuse(
+                    i,
+                    "als-disable (a storage deleted from the current frame in place) is not exported yet",
+                )
+            }
+            Op::NapiAsyncInit(_) | Op::NapiMakeCallback(_) => {
+                return refuse(
+                    i,
+                    "napi-async-init / napi-make-callback (an N-API async context) are not exported yet",
                 )
             }
             Op::NextTick { .. } | Op::NextTickBody => {
@@ -1051,10 +1079,12 @@ pub fn render<S: AsyncIdStack>(
         resources: BTreeSet::new(),
         hooks: BTreeMap::new(),
         storages: BTreeSet::new(),
+        defaults: Default::default(),
         uses_symbol: false,
         uses_rias: false,
         main_bound: false,
         top_bound: false,
+        bound_inline: BTreeSet::new(),
         binding: false,
         no_force: false,
         ending: None,
@@ -1260,23 +1290,29 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         for s in &self.storages {
             d(
-                &format!("const als{s} = new AsyncLocalStorage();"),
+                &match self.defaults.get(s) {
+                    Some(v) => {
+                        format!("const als{s} = new AsyncLocalStorage({{ defaultValue: {v} }});")
+                    }
+                    None => format!("const als{s} = new AsyncLocalStorage();"),
+                },
                 &mut decls,
             );
         }
-        if self.main_bound || self.top_bound {
+        let mut unbound = Vec::new();
+        if self.main_bound {
+            unbound.push("mainResource");
+        }
+        if self.top_bound {
+            unbound.push("topLevelResource");
+        }
+        unbound.retain(|n| !self.bound_inline.contains(n));
+        if !unbound.is_empty() {
             d(
                 "// The main script's resource and topLevelResource: named when first seen.",
                 &mut decls,
             );
-            let mut names = Vec::new();
-            if self.main_bound {
-                names.push("mainResource");
-            }
-            if self.top_bound {
-                names.push("topLevelResource");
-            }
-            d(&format!("let {};", names.join(", ")), &mut decls);
+            d(&format!("let {};", unbound.join(", ")), &mut decls);
         }
         if !self.hooks.is_empty() {
             d("// Each hook call: [hook, callback, ...arguments, executionAsyncId(), triggerAsyncId()].", &mut decls);
@@ -1336,15 +1372,25 @@ impl<S: AsyncIdStack> Writer<S> {
             let _ = writeln!(out, "// Flags: {}", flags.join(" "));
         }
         out.push_str("'use strict';\n");
-        let _ = writeln!(out, "// {comment}");
+        for l in wrap_comment(comment) {
+            let _ = writeln!(out, "// {l}");
+        }
         out.push('\n');
         let dir = if self.binding {
             "../../common"
         } else {
             "../common"
         };
-        let _ = writeln!(out, "const common = require('{dir}');");
-        out.push_str("const assert = require('assert');\n");
+        // Node requires `common` first in every test, bound only if used.
+        let uses = |what: &str| body.contains(what) || decls.contains(what);
+        if uses("common.") || self.binding {
+            let _ = writeln!(out, "const common = require('{dir}');");
+        } else {
+            let _ = writeln!(out, "require('{dir}');");
+        }
+        if uses("assert.") || crash {
+            out.push_str("const assert = require('assert');\n");
+        }
         let mut from_public: BTreeSet<&str> = self.from_async_hooks.clone();
         if !self.hooks.is_empty() {
             from_public.extend(["createHook", "executionAsyncId", "triggerAsyncId"]);
@@ -1357,11 +1403,7 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if !from_public.is_empty() {
             let names: Vec<&str> = from_public.iter().copied().collect();
-            let _ = writeln!(
-                out,
-                "const {{ {} }} = require('async_hooks');",
-                names.join(", ")
-            );
+            destructure(&names, "async_hooks", &mut out);
         }
         let mut from_internal: BTreeSet<String> =
             self.from_internal.iter().map(|s| s.to_string()).collect();
@@ -1377,11 +1419,7 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if !from_internal.is_empty() {
             let names: Vec<String> = from_internal.into_iter().collect();
-            let _ = writeln!(
-                out,
-                "const {{ {} }} = require('internal/async_hooks');",
-                names.join(", ")
-            );
+            destructure(&names, "internal/async_hooks", &mut out);
         }
         if crash {
             out.push_str("const { spawnSync } = require('child_process');\n");
@@ -1403,11 +1441,17 @@ impl<S: AsyncIdStack> Writer<S> {
                 .map(|f| format!("'{f}'"))
                 .chain(["__filename".to_string(), "'child'".to_string()])
                 .collect();
-            let _ = writeln!(
-                out,
+            let one = format!(
                 "  const child = spawnSync(process.execPath, [{}]);",
                 args.join(", ")
             );
+            if one.len() <= MAX_LEN {
+                let _ = writeln!(out, "{one}");
+            } else {
+                out.push_str("  const child = spawnSync(process.execPath, [\n");
+                let _ = writeln!(out, "    {},", args.join(", "));
+                out.push_str("  ]);\n");
+            }
             let (status, signal, message) = match ending {
                 Ending::Corrupted { actual, expected } => (
                     "1",
@@ -1473,6 +1517,44 @@ impl<S: AsyncIdStack> Writer<S> {
             }
         }
     }
+}
+
+/// The longest line Node's lint allows (`max-len` in its eslint.config.mjs).
+const MAX_LEN: usize = 120;
+
+/// The test's one-line description, wrapped as Node's comments are (80
+/// columns).
+fn wrap_comment(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in text.split_whitespace() {
+        let last = lines.last_mut().expect("one line at least");
+        if !last.is_empty() && last.len() + 1 + word.len() > 77 {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
+/// `const { a, b } = require('module');`, one name a line when that is
+/// longer than [`MAX_LEN`].
+fn destructure<N: AsRef<str>>(names: &[N], module: &str, out: &mut String) {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    let one = format!("const {{ {} }} = require('{module}');", names.join(", "));
+    if one.len() <= MAX_LEN {
+        out.push_str(&one);
+        out.push('\n');
+        return;
+    }
+    out.push_str("const {\n");
+    for n in names {
+        let _ = writeln!(out, "  {n},");
+    }
+    let _ = writeln!(out, "}} = require('{module}');");
 }
 
 /// A tick's or a microtask's callback (it runs later, if at all).

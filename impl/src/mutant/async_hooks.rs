@@ -4,6 +4,8 @@
 use super::{Mistake, Mutated};
 use crate::async_hooks::{self, Path, Top};
 use crate::callback_scope;
+use model::env::async_id_stack::FrameExchange;
+use model::env::context_frame::ContextFrame;
 use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncHooks, Died};
 use model::vocab::{AsyncContext, AsyncId, ResourceView};
@@ -21,12 +23,14 @@ impl Mistake for LinkSavesOwnIds {
         resource: NativeSlot,
         serial: ScopeSerial,
         heap: &Heap,
-    ) -> Result<Path, Died> {
-        let path = callback_scope::enter_scope(ah, context, resource, serial, heap)?;
+        frame: FrameExchange<'_>,
+    ) -> Result<(Path, ContextFrame), Died> {
+        let (path, prior) =
+            callback_scope::enter_scope(ah, context, resource, serial, heap, frame)?;
         if path == Path::Lazy {
             link_saving_own_ids(ah);
         }
-        Ok(path)
+        Ok((path, prior))
     }
 }
 
@@ -118,10 +122,11 @@ impl Mistake for KeepsStaleNativeResources {
         resource: NativeSlot,
         serial: ScopeSerial,
         heap: &Heap,
-    ) -> Result<Path, Died> {
+        frame: FrameExchange<'_>,
+    ) -> Result<(Path, ContextFrame), Died> {
         let lazy = callback_scope::can_be_lazy(&ah.fields);
         keeping_native_resources(ah, lazy, |ah| {
-            callback_scope::enter_scope(ah, context, resource, serial, heap)
+            callback_scope::enter_scope(ah, context, resource, serial, heap, frame)
         })
     }
 

@@ -13,6 +13,8 @@ pub mod callback_scope;
 pub mod js;
 
 use crate::async_hooks::{LazyStack, LazyStore, Path};
+use model::env::async_id_stack::{FrameExchange, FrameRestore};
+use model::env::context_frame::ContextFrame;
 use model::env::resources::{Heap, NativeSlot, ScopeSerial};
 use model::env::{AsyncHooks, AsyncIdStack, Died, Environment};
 use model::vocab::{AsyncContext, AsyncId, ResourceView};
@@ -63,6 +65,13 @@ pub enum Mutant {
     GrowsByStackLength,
     /// Decision 19: [`callback_scope::LazyCloseSkipsFrameRestore`].
     LazyCloseSkipsFrameRestore,
+    // Issue 24: the frame a native scope enters.
+    /// Decision 20: [`callback_scope::LazySkipsFrameExchange`].
+    LazySkipsFrameExchange,
+    /// Decision 21: [`callback_scope::LazyCloseRestoresPoppedFrame`].
+    LazyCloseRestoresPoppedFrame,
+    /// Decision 20, a variant and not a mistake: [`callback_scope::LazyExchangesAfterLink`].
+    LazyExchangesAfterLink,
     /// Decision 2, a variant and not a mistake: [`callback_scope::AlwaysLazy`].
     AlwaysLazy,
     /// Decision 2, a variant and not a mistake: [`callback_scope::NeverLazy`].
@@ -92,12 +101,19 @@ impl Mutant {
         Mutant::FallbackByStackLength,
         Mutant::GrowsByStackLength,
         Mutant::LazyCloseSkipsFrameRestore,
+        // Issue 24: the frame a native scope enters.
+        Mutant::LazySkipsFrameExchange,
+        Mutant::LazyCloseRestoresPoppedFrame,
     ];
 
     /// Variants of the lazy condition that are not mistakes: the suite shows
     /// they are observably equivalent (`tests/mutants.rs`), so the condition
     /// decides cost only.
-    pub const VARIANTS: &'static [Mutant] = &[Mutant::AlwaysLazy, Mutant::NeverLazy];
+    pub const VARIANTS: &'static [Mutant] = &[
+        Mutant::AlwaysLazy,
+        Mutant::NeverLazy,
+        Mutant::LazyExchangesAfterLink,
+    ];
 
     /// The mutant's name in kebab case (as the CLI takes it).
     pub fn name(self) -> String {
@@ -149,6 +165,9 @@ impl Mutant {
             Mutant::FallbackByStackLength => &j::FallbackByStackLength,
             Mutant::GrowsByStackLength => &a::GrowsByStackLength,
             Mutant::LazyCloseSkipsFrameRestore => &c::LazyCloseSkipsFrameRestore,
+            Mutant::LazySkipsFrameExchange => &c::LazySkipsFrameExchange,
+            Mutant::LazyCloseRestoresPoppedFrame => &c::LazyCloseRestoresPoppedFrame,
+            Mutant::LazyExchangesAfterLink => &c::LazyExchangesAfterLink,
             Mutant::AlwaysLazy => &c::AlwaysLazy,
             Mutant::NeverLazy => &c::NeverLazy,
         }
@@ -189,20 +208,27 @@ pub trait Mistake: Sync {
         resource: NativeSlot,
         serial: ScopeSerial,
         heap: &Heap,
-    ) -> Result<Path, Died> {
-        crate::callback_scope::enter_scope(ah, context, resource, serial, heap)
+        frame: FrameExchange<'_>,
+    ) -> Result<(Path, ContextFrame), Died> {
+        crate::callback_scope::enter_scope(ah, context, resource, serial, heap, frame)
     }
 
-    /// [`AsyncIdStack::leave_scope`].
+    /// [`AsyncIdStack::leave_scope`]: Node's, with the mistake's pop and
+    /// restore.
     fn leave_scope(
         &self,
         ah: &mut AsyncHooks<Mutated>,
         async_id: AsyncId,
         entered: Path,
         serial: ScopeSerial,
+        frame: FrameRestore<'_, Mutated>,
     ) -> Result<(), Died> {
-        let _ = (entered, serial);
-        Mutated::pop_async_context(ah, async_id).map(drop)
+        let _ = serial;
+        Mutated::pop_async_context(ah, async_id)?;
+        if Mutated::restores_context_frame(ah, entered) {
+            frame.restore();
+        }
+        Ok(())
     }
 
     /// [`AsyncIdStack::restores_context_frame`].
@@ -367,9 +393,10 @@ impl AsyncIdStack for Mutated {
         resource: NativeSlot,
         serial: ScopeSerial,
         heap: &Heap,
-    ) -> Result<Path, Died> {
+        frame: FrameExchange<'_>,
+    ) -> Result<(Path, ContextFrame), Died> {
         let mistake = ah.store.mistake;
-        mistake.enter_scope(ah, context, resource, serial, heap)
+        mistake.enter_scope(ah, context, resource, serial, heap, frame)
     }
 
     fn leave_scope(
@@ -377,9 +404,10 @@ impl AsyncIdStack for Mutated {
         async_id: AsyncId,
         entered: Path,
         serial: ScopeSerial,
+        frame: FrameRestore<'_, Self>,
     ) -> Result<(), Died> {
         let mistake = ah.store.mistake;
-        mistake.leave_scope(ah, async_id, entered, serial)
+        mistake.leave_scope(ah, async_id, entered, serial, frame)
     }
 
     fn restores_context_frame(ah: &AsyncHooks<Self>, entered: Path) -> bool {

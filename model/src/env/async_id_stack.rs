@@ -9,11 +9,62 @@
 //! the places the pull request changes, each beside the decision it takes.
 
 use super::async_hooks::AsyncHooks;
+use super::context_frame::ContextFrame;
 use super::resources::{Heap, NativeSlot, ScopeSerial};
-use super::Died;
+use super::{Died, Frame};
 use crate::vocab::{AsyncContext, AsyncId, ResourceView};
 use std::fmt::Debug;
 use std::hash::Hash;
+
+/// The `AsyncContextFrame` exchange of an `InternalCallbackScope`'s
+/// constructor: the current frame (V8's continuation-preserved embedder
+/// data) and the frame the scope enters (its `context_frame` argument).
+#[derive(Debug)]
+pub struct FrameExchange<'a> {
+    /// The current frame.
+    pub current: &'a mut ContextFrame,
+    /// The frame the scope was given: none for the public
+    /// `node::CallbackScope` and `node::MakeCallback`, the one its async
+    /// context captured for `napi_make_callback`.
+    pub entered: ContextFrame,
+}
+
+impl FrameExchange<'_> {
+    /// `async_context_frame::exchange(isolate, context_frame)`
+    /// (`src/async_context_frame.cc`): make the scope's frame current and
+    /// answer the prior one.
+    pub fn exchange(self) -> ContextFrame {
+        std::mem::replace(self.current, self.entered)
+    }
+}
+
+/// The `AsyncContextFrame` restore of an `InternalCallbackScope`'s `Close`:
+/// the current frame, the closing scope's `prior_context_frame_`, and the
+/// frames still open (where the other scopes keep theirs).
+#[derive(Debug)]
+pub struct FrameRestore<'a, S: AsyncIdStack> {
+    /// The current frame.
+    pub current: &'a mut ContextFrame,
+    /// The closing scope's `prior_context_frame_`.
+    pub prior: ContextFrame,
+    /// The program's open frames, the closing scope no longer among them.
+    pub open: &'a [Frame<S>],
+}
+
+impl<S: AsyncIdStack> FrameRestore<'_, S> {
+    /// `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`.
+    pub fn restore(self) {
+        *self.current = self.prior;
+    }
+
+    /// The `prior_context_frame_` of the open scope `serial`, if it is open.
+    pub fn prior_of(&self, serial: ScopeSerial) -> Option<&ContextFrame> {
+        (self.open.iter())
+            .filter_map(Frame::held_scope)
+            .find(|s| s.serial == serial)
+            .map(|s| &s.prior_context_frame)
+    }
+}
 
 /// An async-context store: what `AsyncHooks` keeps beside Node's own fields
 /// (nothing today; the chain of lazy scopes and `kLazyScopes` with the pull
@@ -50,33 +101,46 @@ pub trait AsyncIdStack: Clone + Debug + Default + Eq + Hash + Send + Sync + 'sta
         Self::depth(ah)
     }
 
-    /// The `InternalCallbackScope` constructor's
-    /// `async_hooks->push_async_context(async_id, trigger_async_id, resource)`
-    /// (`src/api/callback.cc`) for the scope `serial`. `heap` is what a
-    /// resource pointer is read through.
+    /// The `InternalCallbackScope` constructor from its frame exchange to
+    /// its push (`src/api/callback.cc`), for the scope `serial`:
+    /// `prior_context_frame_.Reset(isolate,
+    /// async_context_frame::exchange(isolate, context_frame))`, then
+    /// `async_hooks->push_async_context(async_id, trigger_async_id,
+    /// resource)`. `heap` is what a resource pointer is read through.
+    /// Returns what the scope keeps for its close and its prior frame.
     fn enter_scope(
         ah: &mut AsyncHooks<Self>,
         context: AsyncContext,
         resource: NativeSlot,
         serial: ScopeSerial,
         heap: &Heap,
-    ) -> Result<Self::Entered, Died> {
+        frame: FrameExchange<'_>,
+    ) -> Result<(Self::Entered, ContextFrame), Died> {
         let _ = serial;
+        let prior = frame.exchange();
         ah.check_resource(&resource, heap)?;
         ah.push_async_context(context.async_id, context.trigger_async_id, Some(resource))?;
-        Ok(Self::Entered::default())
+        Ok((Self::Entered::default(), prior))
     }
 
-    /// `InternalCallbackScope::Close`'s `pop_async_context(async_context_.async_id)`
-    /// for the scope `serial`.
+    /// `InternalCallbackScope::Close` under `if (pushed_ids_)` for the scope
+    /// `serial`: `pop_async_context(async_context_.async_id)`, then
+    /// `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`
+    /// (when [`Self::restores_context_frame`]): the scope puts back the
+    /// frame that was current at its own open, whatever entry its pop took.
     fn leave_scope(
         ah: &mut AsyncHooks<Self>,
         async_id: AsyncId,
         entered: Self::Entered,
         serial: ScopeSerial,
+        frame: FrameRestore<'_, Self>,
     ) -> Result<(), Died> {
-        let _ = (entered, serial);
-        Self::pop_async_context(ah, async_id).map(drop)
+        let _ = serial;
+        Self::pop_async_context(ah, async_id)?;
+        if Self::restores_context_frame(ah, entered) {
+            frame.restore();
+        }
+        Ok(())
     }
 
     /// Whether `Close` puts the prior `AsyncContextFrame` back after its pop

@@ -1,7 +1,8 @@
 //! `InternalCallbackScope` and `InternalMakeCallback` (`src/api/callback.cc`),
 //! with the JS `callbackTrampoline` (`lib/internal/async_hooks.js`).
 
-use super::context_frame::ContextFrame;
+use super::async_id_stack::{FrameExchange, FrameRestore};
+use super::context_frame::{ContextFrame, NapiAsyncContext};
 use super::microtasks::Checkpoint;
 use super::resources::{NativeSlot, ScopeSerial};
 use super::ticks::TickRun;
@@ -57,6 +58,9 @@ pub struct InternalCallbackScope<S: AsyncIdStack> {
     /// Its callback threw (an `uncaught-exception` op) and returned: nothing
     /// of it runs any more, only its close can follow.
     pub threw: bool,
+    /// `napi_make_callback` opened it (on the async context of
+    /// `napi-async-init`).
+    pub napi: bool,
 }
 
 impl<S: AsyncIdStack> InternalCallbackScope<S> {
@@ -67,15 +71,16 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
     }
 
     /// The constructor: `PushAsyncCallbackScope`; if JS cannot run, mark
-    /// failed and push nothing; else exchange the `AsyncContextFrame` (in:
-    /// none, out: `prior_context_frame_`), the store's `push_async_context`
-    /// ([`AsyncIdStack::enter_scope`]) and `EmitBefore` unless hooks are
-    /// skipped or the id is 0.
+    /// failed and push nothing; else the store's frame exchange and push
+    /// ([`AsyncIdStack::enter_scope`]: `context_frame` in,
+    /// `prior_context_frame_` out, then `push_async_context`) and
+    /// `EmitBefore` unless hooks are skipped or the id is 0.
     pub fn open(
         env: &mut Environment<S>,
         async_context: AsyncContext,
         resource: NativeSlot,
         flags: ScopeFlags,
+        context_frame: ContextFrame,
     ) -> Result<Self, Died> {
         let mut scope = InternalCallbackScope {
             kind: ScopeKind::CallbackScope,
@@ -93,6 +98,7 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
             run_timers: false,
             handled_exception: false,
             threw: false,
+            napi: false,
         };
         env.async_callback_scope_depth += 1;
         env.heap.live_scopes.insert(scope.serial);
@@ -101,16 +107,17 @@ impl<S: AsyncIdStack> InternalCallbackScope<S> {
             scope.failed = true;
             return Ok(scope);
         }
-        // `prior_context_frame_.Reset(isolate, async_context_frame::exchange(
-        // isolate, context_frame))`, before the push; `context_frame` is empty
-        // for every scope the model opens.
-        scope.prior_context_frame = std::mem::take(&mut env.context_frame);
-        scope.entered = S::enter_scope(
+        let frame = FrameExchange {
+            current: &mut env.context_frame,
+            entered: context_frame,
+        };
+        (scope.entered, scope.prior_context_frame) = S::enter_scope(
             &mut env.async_hooks,
             async_context,
             resource,
             scope.serial,
             &env.heap,
+            frame,
         )?;
         scope.pushed_ids = true;
         if async_context.async_id != 0 && !scope.skip_hooks {
@@ -147,7 +154,12 @@ impl<S: AsyncIdStack> Environment<S> {
                 kind: ScopeKind::CallbackScope,
                 ..
             }
-            | Op::ResetGlobal(_) => Ok(()),
+            | Op::ResetGlobal(_)
+            | Op::NapiAsyncInit(_) => Ok(()),
+            Op::NapiMakeCallback(r) if self.js_objects.async_context(r).is_none() => {
+                Err(Refusal::NoAsyncContext(*r))
+            }
+            Op::NapiMakeCallback(_) => Ok(()),
             Op::TimersScope if self.async_callback_scope_depth > 0 => {
                 Err(Refusal::TimersInsideScope)
             }
@@ -193,8 +205,13 @@ impl<S: AsyncIdStack> Environment<S> {
                     trigger_async_id: 0,
                 };
                 let process = self.heap.local_of_next_scope(ResourceView::Process);
-                let scope =
-                    InternalCallbackScope::open(self, context, process, ScopeFlags::default())?;
+                let scope = InternalCallbackScope::open(
+                    self,
+                    context,
+                    process,
+                    ScopeFlags::default(),
+                    ContextFrame::default(),
+                )?;
                 self.frames.push(Frame::Native(InternalCallbackScope {
                     run_timers: true,
                     ..scope
@@ -207,6 +224,11 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.heap.reset_globals.insert(*r);
                 Ok(())
             }
+            Op::NapiAsyncInit(r) => {
+                self.napi_async_init(*r);
+                Ok(())
+            }
+            Op::NapiMakeCallback(r) => self.napi_make_callback(*r),
             _ => not_in_family(op),
         }
     }
@@ -228,11 +250,16 @@ impl<S: AsyncIdStack> Environment<S> {
         };
         match kind {
             ScopeKind::CallbackScope => {
-                let scope = InternalCallbackScope::open(self, context, slot, flags)?;
+                // The public `node::CallbackScope` passes no frame.
+                let none = ContextFrame::default();
+                let scope = InternalCallbackScope::open(self, context, slot, flags, none)?;
                 self.frames.push(Frame::Native(scope));
                 Ok(())
             }
-            ScopeKind::MakeCallback => self.internal_make_callback(context, resource.id),
+            // `node::MakeCallback` passes `Undefined`: no frame.
+            ScopeKind::MakeCallback => {
+                self.internal_make_callback(context, resource.id, ContextFrame::default())
+            }
         }
     }
 
@@ -246,14 +273,51 @@ impl<S: AsyncIdStack> Environment<S> {
             .nth(outer as usize)
     }
 
-    /// `InternalMakeCallback` up to the call of the callback: with the
-    /// trampoline installed the scope skips hooks, and `callbackTrampoline`
-    /// runs when `kBefore + kAfter + kUsesExecutionAsyncResource > 0`; it
-    /// writes `execution_async_resources[kStackLength - 1]` and emits `before`.
+    /// `napi_async_init` on `r` (`src/node_api.cc`, `v8impl::AsyncContext`'s
+    /// constructor): `new_async_id()`, `get_default_trigger_async_id()`,
+    /// `context_frame_` (the current frame), then
+    /// `AsyncWrap::EmitAsyncInit` (`src/async_wrap.cc`): the init hooks
+    /// while `kInit > 0`, with the name the addon gives (`scopecheck`).
+    fn napi_async_init(&mut self, r: ResourceId) {
+        let async_id = self.new_async_id();
+        let trigger_async_id = self.get_default_trigger_async_id();
+        let context = AsyncContext {
+            async_id,
+            trigger_async_id,
+        };
+        let frame = self.context_frame.clone();
+        (self.js_objects).set_async_context(r, NapiAsyncContext { context, frame });
+        if self.async_hooks.fields.k_init > 0 {
+            let view = ResourceView::Resource(r);
+            self.emit_init_native(async_id, "scopecheck", trigger_async_id, view);
+        }
+    }
+
+    /// `napi_make_callback` on the async context of `r`
+    /// (`AsyncContext::MakeCallback`): `InternalMakeCallback` with the
+    /// context's ids, `r` as its resource, and the frame the context
+    /// captured, which its scope enters.
+    fn napi_make_callback(&mut self, r: ResourceId) -> Result<(), Died> {
+        let Some(napi) = self.js_objects.async_context(&r).cloned() else {
+            unreachable!("enabled checked that napi-async-init {r} ran")
+        };
+        self.internal_make_callback(napi.context, r, napi.frame)?;
+        if let Some(Frame::Native(scope)) = self.frames.last_mut() {
+            scope.napi = true;
+        }
+        Ok(())
+    }
+
+    /// `InternalMakeCallback` up to the call of the callback, its scope
+    /// entering `context_frame`: with the trampoline installed the scope
+    /// skips hooks, and `callbackTrampoline` runs when `kBefore + kAfter +
+    /// kUsesExecutionAsyncResource > 0`; it writes
+    /// `execution_async_resources[kStackLength - 1]` and emits `before`.
     pub(crate) fn internal_make_callback(
         &mut self,
         context: AsyncContext,
         resource: ResourceId,
+        context_frame: ContextFrame,
     ) -> Result<(), Died> {
         let installed = self.hooks.trampoline_installed;
         let f = &self.async_hooks.fields;
@@ -265,7 +329,7 @@ impl<S: AsyncIdStack> Environment<S> {
         };
         let view = ResourceView::Resource(resource);
         let slot = self.heap.local_of_next_scope(view);
-        let mut scope = InternalCallbackScope::open(self, context, slot, flags)?;
+        let mut scope = InternalCallbackScope::open(self, context, slot, flags, context_frame)?;
         scope.kind = ScopeKind::MakeCallback;
         if !scope.failed && use_trampoline {
             scope.trampoline = Some(Trampoline { resource: view });
@@ -363,12 +427,20 @@ impl<S: AsyncIdStack> Environment<S> {
             self.async_wrap_emit_after(async_id);
         }
         if scope.pushed_ids {
-            S::leave_scope(&mut self.async_hooks, async_id, scope.entered, scope.serial)?;
-            // `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`,
-            // still under `if (pushed_ids_)`: also after a failed callback.
-            if S::restores_context_frame(&self.async_hooks, scope.entered) {
-                self.context_frame = std::mem::take(&mut scope.prior_context_frame);
-            }
+            // The pop, then the frame's restore, still under `if
+            // (pushed_ids_)`: also after a failed callback.
+            let frame = FrameRestore {
+                current: &mut self.context_frame,
+                prior: std::mem::take(&mut scope.prior_context_frame),
+                open: &self.frames,
+            };
+            S::leave_scope(
+                &mut self.async_hooks,
+                async_id,
+                scope.entered,
+                scope.serial,
+                frame,
+            )?;
         }
         if scope.failed || self.async_callback_scope_depth > 1 || scope.skip_task_queues {
             self.pop_async_callback_scope(&scope);

@@ -5,7 +5,10 @@
 //!
 //! The current frame is V8's continuation-preserved embedder data: a `Map`
 //! from `AsyncLocalStorage` instance to store, replaced (never changed in
-//! place, but for `disable`, not modelled) by `enterWith`. Who saves and puts
+//! place, but for `disable`) by `enterWith`. Since `disable` deletes a
+//! storage from one frame *object*, every holder of that object included, a
+//! frame has an identity (the serial of the `enterWith` that made it), and
+//! the deletions are kept beside the objects (`JsObjects`). Who saves and puts
 //! back the current frame:
 //!
 //! * `InternalCallbackScope` (`src/api/callback.cc`): its constructor
@@ -14,11 +17,15 @@
 //!   `push_async_context`; its `Close` puts the prior frame back with
 //!   `async_context_frame::exchange(isolate, prior_context_frame_.Get(isolate))`
 //!   right after `pop_async_context`, under `if (pushed_ids_)` (so also after
-//!   a failed callback, and not when the environment is stopping). Every
-//!   scope the model opens passes no frame: the public `node::CallbackScope`
-//!   takes none (the default, an empty `Local`), the public
-//!   `node::MakeCallback` passes `Undefined`, `StartExecution` and
-//!   `Environment::RunTimers` the default: JavaScript sees no frame inside.
+//!   a failed callback, and not when the environment is stopping). The
+//!   exchange and the restore go through the seam
+//!   (`AsyncIdStack::enter_scope` / `leave_scope`, `FrameExchange` /
+//!   `FrameRestore`). The public `node::CallbackScope` passes no frame (the
+//!   default, an empty `Local`), the public `node::MakeCallback`
+//!   `Undefined`, `StartExecution` and `Environment::RunTimers` the
+//!   default: JavaScript sees no frame inside. `napi_make_callback`
+//!   (`src/node_api.cc`) passes the frame its async context captured at
+//!   `napi_async_init` (`napi-async-init R`, kept in [`JsObjects`]).
 //! * `process.nextTick` (`lib/internal/process/task_queues.js`): the
 //!   `TickObject` constructor captures `AsyncContextFrame.current()`;
 //!   `processTicksAndRejections` exchanges it in before `emitBefore` and sets
@@ -36,7 +43,7 @@
 //! (`docs/spec.md`, "Node versions").
 
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{AlsId, Observation, Op, OpKind, ResourceId, StoreValue};
+use crate::vocab::{AlsId, AsyncContext, Observation, Op, OpKind, ResourceId, StoreValue};
 use std::collections::BTreeMap;
 
 /// An `AsyncContextFrame`: each `AsyncLocalStorage` in it, and its store
@@ -52,31 +59,56 @@ use std::collections::BTreeMap;
 // The box is the point: 8 bytes where a `BTreeMap` takes 24.
 #[allow(clippy::box_collection)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ContextFrame(Option<Box<BTreeMap<AlsId, Option<StoreValue>>>>);
+pub struct ContextFrame(Option<Box<FrameObject>>);
+
+/// One `AsyncContextFrame` object: its identity and its map.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct FrameObject {
+    /// Which `enterWith` made it (0 for a frame made by `with` alone).
+    serial: u32,
+    /// Each storage in it and its store.
+    map: BTreeMap<AlsId, Option<StoreValue>>,
+}
 
 impl ContextFrame {
     /// `frame?.has(als) ? frame.get(als)`: the store of `als` in this frame,
-    /// `None` when the frame lacks it.
+    /// `None` when the frame lacks it (deletions by `disable` aside: ask
+    /// [`JsObjects::disabled_in`]).
     pub fn lookup(&self, als: AlsId) -> Option<Option<StoreValue>> {
-        self.0.as_ref().and_then(|m| m.get(&als).copied())
+        self.0.as_ref().and_then(|o| o.map.get(&als).copied())
     }
 
-    /// `new AsyncContextFrame(als, data)`: a copy of this frame with `als`
-    /// set to `data`; `undefined` is kept only when `keep_undefined` (the
-    /// storage has a default, which a frame without it would answer).
-    pub fn with(&self, als: AlsId, data: Option<StoreValue>, keep_undefined: bool) -> ContextFrame {
-        let mut map = self.0.as_deref().cloned().unwrap_or_default();
+    /// `new AsyncContextFrame(als, data)`, the frame object numbered
+    /// `serial`: a copy of this frame, but for the storages `disable`
+    /// deleted from it (`deleted`), with `als` set to `data`; `undefined` is
+    /// kept only when `keep_undefined` (the storage has a default, which a
+    /// frame without it would answer).
+    fn copy_with(
+        &self,
+        als: AlsId,
+        data: Option<StoreValue>,
+        keep_undefined: bool,
+        serial: u32,
+        deleted: &[AlsId],
+    ) -> ContextFrame {
+        let mut map = self.0.as_ref().map(|o| o.map.clone()).unwrap_or_default();
+        map.retain(|k, _| !deleted.contains(k));
         if data.is_some() || keep_undefined {
             map.insert(als, data);
         } else {
             map.remove(&als);
         }
-        ContextFrame(Some(Box::new(map)))
+        ContextFrame(Some(Box::new(FrameObject { serial, map })))
+    }
+
+    /// The frame object's identity, if there is one.
+    fn serial(&self) -> Option<u32> {
+        self.0.as_ref().map(|o| o.serial)
     }
 
     /// Each storage in this frame, with or without a store.
     fn storages(&self) -> impl Iterator<Item = AlsId> + '_ {
-        self.0.iter().flat_map(|m| m.keys().copied())
+        self.0.iter().flat_map(|o| o.map.keys().copied())
     }
 
     /// Whether there is no frame object (`AsyncContextFrame.current()` is
@@ -89,15 +121,16 @@ impl ContextFrame {
     pub fn has_stores(&self) -> bool {
         self.0
             .as_ref()
-            .is_some_and(|m| m.values().any(Option::is_some))
+            .is_some_and(|o| o.map.values().any(Option::is_some))
     }
 }
 
-/// The trace's JavaScript objects, as far as `AsyncContextFrame` goes: the
-/// frame each `AsyncResource` captured at construction (`async-resource R`,
-/// `this[contextFrameSymbol]`), and each `AsyncLocalStorage`'s
-/// `defaultValue` (`als-default`, `#defaultValue`). One pointer, `None`
-/// while there is nothing.
+/// The trace's objects, as far as `AsyncContextFrame` goes: the frame each
+/// `AsyncResource` captured at construction (`async-resource R`,
+/// `this[contextFrameSymbol]`), each `AsyncLocalStorage`'s `defaultValue`
+/// (`als-default`, `#defaultValue`), and the N-API async context made on
+/// an object (`napi-async-init R`: its ids and the frame it captured). One
+/// pointer, `None` while there is nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct JsObjects(Option<Box<Objects>>);
 
@@ -108,6 +141,24 @@ struct Objects {
     resource_frames: BTreeMap<ResourceId, ContextFrame>,
     /// The `defaultValue` of each storage made with one.
     defaults: BTreeMap<AlsId, StoreValue>,
+    /// The latest N-API async context made on each object.
+    async_contexts: BTreeMap<ResourceId, NapiAsyncContext>,
+    /// Frame objects made by `enterWith` so far (the next one's serial).
+    frames_made: u32,
+    /// Each storage `disable` deleted from a frame object, by the object's
+    /// serial.
+    disabled: std::collections::BTreeSet<(u32, AlsId)>,
+}
+
+/// A `v8impl::AsyncContext` (`src/node_api.cc`): what `napi_async_init`
+/// keeps for `napi_make_callback`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NapiAsyncContext {
+    /// `{async_id_, trigger_async_id_}`.
+    pub context: AsyncContext,
+    /// `context_frame_`: `async_context_frame::current(isolate)` when it was
+    /// made (Node 26).
+    pub frame: ContextFrame,
 }
 
 impl JsObjects {
@@ -133,6 +184,50 @@ impl JsObjects {
         self.0.as_ref().and_then(|o| o.defaults.get(&als).copied())
     }
 
+    /// The N-API async context last made on `r`, if any.
+    pub fn async_context(&self, r: &ResourceId) -> Option<&NapiAsyncContext> {
+        self.0.as_ref().and_then(|o| o.async_contexts.get(r))
+    }
+
+    /// Each N-API async context's ids, to change in place (the fixpoint
+    /// explorer renames the ids `newAsyncId()` drew: `src/canonical.rs`).
+    pub fn async_contexts_mut(&mut self) -> impl Iterator<Item = &mut AsyncContext> {
+        (self.0.iter_mut()).flat_map(|o| o.async_contexts.values_mut().map(|n| &mut n.context))
+    }
+
+    /// `napi_async_init` on `r` made `context`.
+    pub(crate) fn set_async_context(&mut self, r: ResourceId, context: NapiAsyncContext) {
+        let objects = self.0.get_or_insert_with(Default::default);
+        objects.async_contexts.insert(r, context);
+    }
+
+    /// The storages `disable` deleted from `frame`'s object.
+    pub fn disabled_in(&self, frame: &ContextFrame) -> Vec<AlsId> {
+        let (Some(o), Some(serial)) = (self.0.as_ref(), frame.serial()) else {
+            return Vec::new();
+        };
+        let from = (serial, AlsId(0));
+        (o.disabled.range(from..))
+            .take_while(|(s, _)| *s == serial)
+            .map(|&(_, als)| als)
+            .collect()
+    }
+
+    /// A new frame object's serial.
+    fn next_frame_serial(&mut self) -> u32 {
+        let objects = self.0.get_or_insert_with(Default::default);
+        objects.frames_made += 1;
+        objects.frames_made
+    }
+
+    /// `disable` deletes `als` from `frame`'s object (none: nothing).
+    fn disable_in(&mut self, frame: &ContextFrame, als: AlsId) {
+        if let Some(serial) = frame.serial() {
+            let objects = self.0.get_or_insert_with(Default::default);
+            objects.disabled.insert((serial, als));
+        }
+    }
+
     /// Each storage made with a default.
     fn with_defaults(&self) -> impl Iterator<Item = AlsId> + '_ {
         self.0.iter().flat_map(|o| o.defaults.keys().copied())
@@ -155,7 +250,8 @@ impl<S: AsyncIdStack> Environment<S> {
             | Op::AlsEnterWith { .. }
             | Op::AlsGetStore(_)
             | Op::AsyncResource(_)
-            | Op::AlsDefault { .. } => Ok(()),
+            | Op::AlsDefault { .. }
+            | Op::AlsDisable(_) => Ok(()),
             _ => not_in_family(op),
         }
     }
@@ -174,6 +270,7 @@ impl<S: AsyncIdStack> Environment<S> {
             }
             Op::AsyncResource(r) => self.async_resource(*r),
             Op::AlsDefault { als, value } => self.js_objects.set_default(*als, *value),
+            Op::AlsDisable(als) => self.als_disable(*als),
             _ => not_in_family(op),
         }
         Ok(())
@@ -182,18 +279,39 @@ impl<S: AsyncIdStack> Environment<S> {
 
 impl<S: AsyncIdStack> Environment<S> {
     /// `als.enterWith(data)`: `AsyncContextFrame.set(new AsyncContextFrame(als, data))`.
+    /// A new frame object, the copy of the current one (the `SafeMap`
+    /// constructor copies what the object holds now, so a storage `disable`
+    /// deleted from it is not copied).
     pub(crate) fn als_enter_with(&mut self, als: AlsId, data: Option<StoreValue>) {
         let has_default = self.js_objects.default_of(als).is_some();
-        self.context_frame = self.context_frame.with(als, data, has_default);
+        let deleted = self.js_objects.disabled_in(&self.context_frame);
+        let serial = self.js_objects.next_frame_serial();
+        self.context_frame =
+            (self.context_frame).copy_with(als, data, has_default, serial, &deleted);
     }
 
     /// `als.getStore()`: `if (!frame?.has(this)) return this.#defaultValue;
-    /// return frame?.get(this)`, with `frame = AsyncContextFrame.current()`.
+    /// return frame?.get(this)`, with `frame = AsyncContextFrame.current()`
+    /// (which lacks a storage `disable` deleted from it).
     pub(crate) fn als_get_store(&self, als: AlsId) -> Option<StoreValue> {
+        let deleted = || {
+            self.js_objects
+                .disabled_in(&self.context_frame)
+                .contains(&als)
+        };
         match self.context_frame.lookup(als) {
-            Some(store) => store,
-            None => self.js_objects.default_of(als),
+            Some(store) if !deleted() => store,
+            _ => self.js_objects.default_of(als),
         }
+    }
+
+    /// `als.disable()` (`AsyncContextFrame.disable(this)`:
+    /// `getContinuationPreservedEmbedderData()?.disable(store)`, a
+    /// `SafeMap.delete` on the current frame object): every holder of that
+    /// object (a tick, a microtask, an `AsyncResource`, an N-API async
+    /// context, a scope's prior frame) loses `als` with it. No frame: nothing.
+    pub(crate) fn als_disable(&mut self, als: AlsId) {
+        self.js_objects.disable_in(&self.context_frame, als);
     }
 
     /// `getStore()` of every storage, in storage order, those that are not
@@ -258,8 +376,8 @@ mod tests {
     #[test]
     fn enter_with_copies_the_frame_and_undefined_leaves_the_storage_out() {
         let empty = ContextFrame::default();
-        let a = empty.with(AlsId(1), Some(3), false);
-        let b = a.with(AlsId(2), Some(4), false);
+        let a = empty.copy_with(AlsId(1), Some(3), false, 1, &[]);
+        let b = a.copy_with(AlsId(2), Some(4), false, 2, &[]);
         assert_eq!(
             (a.lookup(AlsId(1)), a.lookup(AlsId(2))),
             (Some(Some(3)), None)
@@ -269,15 +387,20 @@ mod tests {
             (Some(Some(3)), Some(Some(4)))
         );
         // `exit` is `run(undefined)`: the same answers as a frame without it.
-        let exited_b = b.with(AlsId(1), None, false);
-        assert_eq!(exited_b, empty.with(AlsId(2), Some(4), false));
+        let exited_b = b.copy_with(AlsId(1), None, false, 3, &[]);
+        assert_eq!(exited_b.lookup(AlsId(1)), None);
+        assert_eq!(exited_b.lookup(AlsId(2)), Some(Some(4)));
+        // A storage `disable` deleted from `b` is not copied.
+        let copied = b.copy_with(AlsId(3), Some(5), false, 4, &[AlsId(1)]);
+        assert_eq!(copied.lookup(AlsId(1)), None);
+        assert_eq!(copied.lookup(AlsId(3)), Some(Some(5)));
         assert!(empty.is_undefined() && !empty.has_stores());
         assert!(!a.is_undefined() && a.has_stores());
         // A frame object with no store left is still a frame (truthy).
-        let exited = a.with(AlsId(1), None, false);
+        let exited = a.copy_with(AlsId(1), None, false, 5, &[]);
         assert!(!exited.is_undefined() && !exited.has_stores());
         // A storage with a default keeps `undefined`: the frame has it.
-        let kept = a.with(AlsId(1), None, true);
+        let kept = a.copy_with(AlsId(1), None, true, 6, &[]);
         assert_eq!(kept.lookup(AlsId(1)), Some(None));
         assert!(!kept.has_stores());
     }

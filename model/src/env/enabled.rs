@@ -125,6 +125,9 @@ pub enum Refusal<'op> {
     NotInnermost(OpKind, FrameName),
     /// An op that ends a frame, or throws, with no frame open.
     NothingOpen(OpKind),
+    // Issue 24: native scopes that enter a stored frame.
+    /// `napi-make-callback R` with no `napi-async-init R` before it.
+    NoAsyncContext(ResourceId),
 }
 
 impl fmt::Display for Refusal<'_> {
@@ -214,6 +217,10 @@ impl fmt::Display for Refusal<'_> {
                 };
                 write!(f, "{kind}: {what}")
             }
+            Refusal::NoAsyncContext(r) => write!(
+                f,
+                "napi-make-callback {r}: no napi_async_context was made on {r} (write napi-async-init {r} first)"
+            ),
         }
     }
 }
@@ -231,7 +238,8 @@ impl Refusal<'_> {
             | Refusal::TooFewNativeScopes { .. }
             | Refusal::NotAnAddonScope { .. }
             | Refusal::HookExists(_)
-            | Refusal::HookMissing(_) => true,
+            | Refusal::HookMissing(_)
+            | Refusal::NoAsyncContext(_) => true,
             Refusal::Exited
             | Refusal::CallbackThrew(_)
             | Refusal::HeaderAfterStart(_)

@@ -240,6 +240,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 skip_async_hooks: true,
                 skip_task_queues: false,
             },
+            ContextFrame::default(),
         );
         let main = match main {
             Ok(scope) => scope,

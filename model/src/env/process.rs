@@ -4,6 +4,7 @@
 //! `lib/internal/modules/run_main.js`), the node version, and
 //! `Environment::ExitEnv` from another thread (`src/env.cc`).
 
+use super::async_id_stack::FrameRestore;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::Op;
 
@@ -57,13 +58,15 @@ impl<S: AsyncIdStack> Environment<S> {
             unreachable!("enabled checked that the main-script scope is open")
         };
         let (async_id, entered, serial) = (main.async_context.async_id, main.entered, main.serial);
-        S::leave_scope(&mut self.async_hooks, async_id, entered, serial)?;
+        // `Close`'s pop, and the prior frame put back right after it.
+        let frame = FrameRestore {
+            current: &mut self.context_frame,
+            prior: main.prior_context_frame.clone(),
+            open: &self.frames,
+        };
+        S::leave_scope(&mut self.async_hooks, async_id, entered, serial, frame)?;
         if let Some(Frame::Native(main)) = self.frames.first_mut() {
             main.pushed_ids = false;
-            // `Close` puts the prior frame back right after the pop.
-            if S::restores_context_frame(&self.async_hooks, entered) {
-                self.context_frame = main.prior_context_frame.clone();
-            }
         }
         Ok(())
     }

@@ -215,6 +215,27 @@ pub enum Op {
         /// Its `defaultValue`.
         value: StoreValue,
     },
+    // Issue 24: native scopes that enter a stored frame.
+    /// `napi_async_init(env, R, name, &context)` (`src/node_api.cc`,
+    /// `v8impl::AsyncContext`; `new node::AsyncResource(isolate, R, name)`
+    /// does the same): an async context on the trace's object `R`, with
+    /// `newAsyncId()` and `getDefaultTriggerAsyncId()`, the init hooks
+    /// (`AsyncWrap::EmitAsyncInit`), and on Node 26 the current
+    /// `AsyncContextFrame`, captured. `R`'s later `napi-make-callback`s use
+    /// the latest.
+    NapiAsyncInit(ResourceId),
+    /// `napi_make_callback(env, context, R, cb, ...)` on the async context
+    /// of `napi-async-init R`: `InternalMakeCallback` with the context's
+    /// ids and resource, and on Node 26 the frame the context captured,
+    /// which its scope enters; ended by `close`.
+    NapiMakeCallback(ResourceId),
+    // Issue 24: `als.disable()`.
+    /// `als.disable()` on Node 26 (`AsyncContextFrame.disable(this)`,
+    /// `lib/internal/async_context_frame.js`): the storage deleted from the
+    /// current frame *object* in place (`this.delete(store)`), so every
+    /// callback holding that same object loses it for good; other frames
+    /// keep it, and a later `run` or `enterWith` works (no enabled flag).
+    AlsDisable(AlsId),
 }
 
 /// Declares [`OpKind`] from one list of `Variant = "trace-name" => facts`
@@ -429,6 +450,11 @@ op_kinds! {
     PromiseThenBody = "promise-then-body" => js(Microtasks),
     EndMicrotask = "end-microtask" => native(Microtasks),
     AlsDefault = "als-default" => header(ContextFrame).node26(),
+    // Issue 24: native scopes that enter a stored frame.
+    NapiAsyncInit = "napi-async-init" => js(CallbackScope),
+    NapiMakeCallback = "napi-make-callback" => native(CallbackScope).opens(),
+    // Issue 24: `als.disable()`.
+    AlsDisable = "als-disable" => js(ContextFrame).node26(),
 }
 
 impl OpKind {
@@ -537,6 +563,9 @@ impl Op {
             Op::AlsGetStore(_) => OpKind::AlsGetStore,
             Op::AsyncResource(_) => OpKind::AsyncResource,
             Op::AlsDefault { .. } => OpKind::AlsDefault,
+            Op::NapiAsyncInit(_) => OpKind::NapiAsyncInit,
+            Op::NapiMakeCallback(_) => OpKind::NapiMakeCallback,
+            Op::AlsDisable(_) => OpKind::AlsDisable,
         }
     }
 
@@ -608,7 +637,10 @@ impl Op {
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
             | Op::EndMicrotask
-            | Op::AlsDefault { .. } => Vec::new(),
+            | Op::AlsDefault { .. }
+            | Op::NapiAsyncInit(_)
+            | Op::NapiMakeCallback(_)
+            | Op::AlsDisable(_) => Vec::new(),
         }
     }
 
@@ -662,7 +694,10 @@ impl fmt::Display for Op {
                 }
             }
             Op::CloseOuter { outer } => write!(f, "{k} {outer}"),
-            Op::ResetGlobal(r) | Op::AsyncResource(r) => write!(f, "{k} {r}"),
+            Op::ResetGlobal(r)
+            | Op::AsyncResource(r)
+            | Op::NapiAsyncInit(r)
+            | Op::NapiMakeCallback(r) => write!(f, "{k} {r}"),
             Op::CreateHook { hook, callbacks } => write!(f, "{k} {hook} {callbacks}"),
             Op::EnableHook(h) | Op::DisableHook(h) => write!(f, "{k} {h}"),
             Op::EmitInit {
@@ -709,7 +744,9 @@ impl fmt::Display for Op {
             Op::AlsRun { als, store } | Op::AlsEnterWith { als, store } => {
                 write!(f, "{k} {als} {store}")
             }
-            Op::AlsExit(als) | Op::AlsGetStore(als) => write!(f, "{k} {als}"),
+            Op::AlsExit(als) | Op::AlsGetStore(als) | Op::AlsDisable(als) => {
+                write!(f, "{k} {als}")
+            }
             Op::AlsDefault { als, value } => write!(f, "{k} {als} {value}"),
             Op::NoForceAsyncHooksChecks
             | Op::EndAlsRun
@@ -879,6 +916,9 @@ impl Op {
                 value: t.store_value()?,
             },
             OpKind::AsyncResource => Op::AsyncResource(t.resource("a resource (R<n>)")?),
+            OpKind::NapiAsyncInit => Op::NapiAsyncInit(t.resource("a resource (R<n>)")?),
+            OpKind::NapiMakeCallback => Op::NapiMakeCallback(t.resource("a resource (R<n>)")?),
+            OpKind::AlsDisable => Op::AlsDisable(t.als()?),
         };
         t.end(kind.name())?;
         Ok(op)

@@ -1,7 +1,9 @@
 // scopecheck conformance addon, Node-API half: what the program needs to
 // open and close N-API callback scopes (napi_open_callback_scope /
 // napi_close_callback_scope), for the trace op `close-outer K` (a scope
-// closed while K native scopes inside it are still open).
+// closed while K native scopes inside it are still open), and the async
+// contexts and napi_make_callback of `napi-async-init R` and
+// `napi-make-callback R`.
 //
 // Node-API needs a napi_env, which only a Node-API module gets, so this is a
 // module of its own, built like addon.cc with plain g++ against the binary's
@@ -69,10 +71,30 @@ napi_value AsyncInit(napi_env env, napi_callback_info info) {
   return Pointer(env, context);
 }
 
+// makeCallback(context, recv, fn): napi_make_callback on the async context
+// (a number from asyncInit) with recv as `this`: InternalMakeCallback with
+// the context's ids, its resource and (Node 26) the frame it captured. Its
+// own TryCatch (NAPI_PREAMBLE) keeps an exception fn throws; the module's
+// CallIntoModule throws it again into the JS caller when this returns.
+napi_value MakeCallback(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 3) {
+    return Throw(env, "makeCallback(context, recv, fn)");
+  }
+  double address = 0;
+  napi_get_value_double(env, argv[0], &address);
+  auto context = reinterpret_cast<napi_async_context>(static_cast<uintptr_t>(address));
+  napi_value result;
+  napi_make_callback(env, context, argv[1], argv[2], 0, nullptr, &result);
+  return nullptr;
+}
+
 napi_value Init(napi_env env, napi_value exports) {
   const napi_property_descriptor methods[] = {
       {"env", nullptr, Env, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"asyncInit", nullptr, AsyncInit, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"makeCallback", nullptr, MakeCallback, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(methods) / sizeof(methods[0]), methods);
   return exports;

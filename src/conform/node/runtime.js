@@ -317,6 +317,25 @@ function napiContext(asyncId, triggerAsyncId, resource) {
   }
 }
 
+// `napi-async-init R`: napi_async_init on R, as Node does it (its id from
+// new_async_id(), its trigger the default trigger id, its init hooks, the
+// frame it captures on Node 26): the latest context made on each R, by R's
+// number. `napi-make-callback R` calls napi_make_callback on it, with R as
+// `this`; its callback's exception (`close threw`) comes back from the
+// module's call as a JS exception.
+const napiContexts = new Map();
+function napiAsyncInit(model, n) {
+  napiContexts.set(n, napi.asyncInit(R(n)));
+  assign(model, aw.async_id_fields[K.kAsyncIdCounter]);
+}
+function napiMakeCallback(n, fn) {
+  try {
+    napi.makeCallback(napiContexts.get(n), R(n), fn);
+  } catch (e) {
+    if (!(e instanceof Thrown)) throw e;
+  }
+}
+
 // RunTimers' scope (`timers-scope`): the environment's timers callback (what
 // Environment::RunTimers calls in its bare InternalCallbackScope(env,
 // process, {0, 0}), in a loop under a verbose TryCatch) is replaced by one
@@ -354,9 +373,10 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 // line i, and the interpreter switches on its first word, the op's name.
 // Ids are the model's numbers (mapped with I() where used). PLAN is what the
 // text does not say (emit.rs, Plan): `ids`, the id the model handed out at
-// an op (`new-async-id`, `next-tick`, `next-tick-body`), by the op's index;
-// `napi`, for each `close-outer` by its index, the index of the
-// `callback-scope` it closes, which is opened as an N-API callback scope.
+// an op (`new-async-id`, `next-tick`, `next-tick-body`, `napi-async-init`),
+// by the op's index; `napi`, for each `close-outer` by its index, the index
+// of the `callback-scope` it closes, which is opened as an N-API callback
+// scope.
 //
 // A frame (a native scope, a JS frame, a tick's or a microtask's callback,
 // the main script) is one call of frame(), which runs the ops up to the one
@@ -465,10 +485,12 @@ function plain(i, t, self) {
     case 'clear-async-id-stack': iah.clearAsyncIdStack(); break;
     case 'reset-global': addon.resetGlobal(num(t[1])); break;
     case 'async-resource': captureFrame(num(t[1])); break;
+    case 'napi-async-init': napiAsyncInit(plan.ids[i], num(t[1])); break;
     case 'als-default': // a header op: before any other op names A<n>
       storages.set(num(t[1]), new asyncHooks.AsyncLocalStorage({ defaultValue: +t[2] }));
       break;
     case 'als-enter-with': A(num(t[1])).enterWith(+t[2]); break;
+    case 'als-disable': A(num(t[1])).disable(); break;
     case 'als-get-store': {
       const v = A(num(t[1])).getStore();
       see(`${t[1]}.getStore() = ${v === undefined ? 'undefined' : v}`);
@@ -495,6 +517,12 @@ function frame(self) {
       case 'make-callback': {
         const f = record('make-callback');
         addon.makeCallback(I(+t[1]), I(+t[2]), R(num(t[3])), () => frame(f));
+        takeClose(f);
+        break;
+      }
+      case 'napi-make-callback': {
+        const f = record('napi-make-callback');
+        napiMakeCallback(num(t[1]), () => frame(f));
         takeClose(f);
         break;
       }
@@ -535,7 +563,9 @@ function frame(self) {
         self.closed = true;
         // `close threw` on a make-callback: the callback throws into its
         // caller. (A callback-scope's is already failed by its TryCatch.)
-        if (t[1] === 'threw' && self.kind === 'make-callback') throw new Thrown('close threw');
+        if (t[1] === 'threw' && (self.kind === 'make-callback' || self.kind === 'napi-make-callback')) {
+          throw new Thrown('close threw');
+        }
         return;
       case 'end-run-in-async-scope':
       case 'end-default-trigger-scope':
@@ -568,7 +598,7 @@ function runTrace(trace, p) {
     require('internal/promise_hooks').createHook = () => () => {};
   }
   for (const key of Object.values(plan.napi)) napiScopes.add(key);
-  if (napiScopes.size > 0) {
+  if (napiScopes.size > 0 || has('napi-async-init R[0-9]+')) {
     napi = require(NAPI_PATH);
     napiEnv = napi.env();
   }

@@ -4,6 +4,9 @@
 
 #include <assert.h>
 
+#include <map>
+#include <type_traits>
+
 namespace {
 
 using v8::Context;
@@ -15,6 +18,7 @@ using v8::Isolate;
 using v8::Local;
 using v8::MaybeLocal;
 using v8::Number;
+using v8::String;
 using v8::Object;
 using v8::Value;
 
@@ -40,6 +44,69 @@ void CallbackScope(const FunctionCallbackInfo<Value>& args) {
         isolate->GetCurrentContext(), args[0], 0, nullptr);
     if (ret.IsEmpty() && isolate->IsExecutionTerminating()) return;
   }
+}
+
+// Resources held as Global<Object> (as an fs request holds its resource),
+// one per resource number: made on first use and never freed. resetGlobal
+// on a number not seen yet makes an empty one.
+std::map<double, Global<Object>*> globals;
+
+Global<Object>* GlobalFor(Isolate* isolate, double key,
+                          Local<Object> resource) {
+  auto it = globals.find(key);
+  if (it != globals.end()) return it->second;
+  auto* holder = new Global<Object>();
+  if (!resource.IsEmpty()) holder->Reset(isolate, resource);
+  globals[key] = holder;
+  return holder;
+}
+
+// node::CallbackScope(Environment*, Global<Object>*, async_context) is in
+// Node 26's node.h, not in v20's: detected from the class, so that the
+// binding builds against either.
+template <typename Scope>
+constexpr bool kHasGlobalScope =
+    std::is_constructible_v<Scope, node::Environment*, Global<Object>*,
+                            node::async_context>;
+
+template <typename Scope>
+void RunGlobalScope(const FunctionCallbackInfo<Value>& args,
+                    Global<Object>* holder, node::async_context context) {
+  Isolate* isolate = args.GetIsolate();
+  if constexpr (kHasGlobalScope<Scope>) {
+    node::Environment* env =
+        node::GetCurrentEnvironment(isolate->GetCurrentContext());
+    Scope scope(env, holder, context);
+    for (int i = 4; i < args.Length(); i++) {
+      assert(args[i]->IsFunction());
+      MaybeLocal<Value> ret = args[i].As<Function>()->Call(
+          isolate->GetCurrentContext(), args[0], 0, nullptr);
+      if (ret.IsEmpty() && isolate->IsExecutionTerminating()) return;
+    }
+  } else {
+    isolate->ThrowException(v8::Exception::Error(String::NewFromUtf8Literal(
+        isolate, "node::CallbackScope has no Global<Object>* constructor")));
+  }
+}
+
+// globalCallbackScope(resource, asyncId, triggerAsyncId, key, ...fns): as
+// callbackScope, with the resource held as the Global of resource number
+// key (made from resource on first use).
+void GlobalCallbackScope(const FunctionCallbackInfo<Value>& args) {
+  node::async_context context = ContextOf(args);
+  assert(args[3]->IsNumber());
+  double key = args[3].As<Number>()->Value();
+  Global<Object>* holder =
+      GlobalFor(args.GetIsolate(), key, args[0].As<Object>());
+  RunGlobalScope<node::CallbackScope>(args, holder, context);
+}
+
+// resetGlobal(key): Global<Object>::Reset() on the Global of resource
+// number key, while a scope may hold it.
+void ResetGlobal(const FunctionCallbackInfo<Value>& args) {
+  assert(args[0]->IsNumber());
+  GlobalFor(args.GetIsolate(), args[0].As<Number>()->Value(),
+            Local<Object>())->Reset();
 }
 
 // makeCallback(resource, asyncId, triggerAsyncId, fn): node::MakeCallback,
@@ -91,6 +158,8 @@ void RunFromEventLoop(const FunctionCallbackInfo<Value>& args) {
 void Initialize(Local<Object> exports) {
   NODE_SET_METHOD(exports, "callbackScope", CallbackScope);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallback);
+  NODE_SET_METHOD(exports, "globalCallbackScope", GlobalCallbackScope);
+  NODE_SET_METHOD(exports, "resetGlobal", ResetGlobal);
   NODE_SET_METHOD(exports, "runFromEventLoop", RunFromEventLoop);
 }
 

@@ -1,0 +1,89 @@
+//! Node's own conventions for a test file that its lint enforces with
+//! custom rules not published on the npm registry (`tools/eslint-rules` in
+//! <https://github.com/nodejs/node>: `required-modules`,
+//! `require-common-first`), and the layout rule of `test/addons/` (Node runs
+//! every `.js` of an addon folder as a test). ESLint's and @stylistic's
+//! published rules run from `tools/lint-export/` (docs/export.md).
+
+use super::layout;
+
+/// What in `source`, a test to be written at `path`, breaks Node's
+/// conventions; empty when nothing does.
+pub fn conventions(path: &str, source: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut lines = source.lines().filter(|l| !l.starts_with("// Flags:"));
+    if lines.next() != Some("'use strict';") {
+        problems.push("'use strict'; is not the first statement".to_string());
+    }
+    let common = if path.starts_with(layout::ADDON_DIR) {
+        "require('../../common')"
+    } else {
+        "require('../common')"
+    };
+    match source.find("require(") {
+        None => problems.push(format!("no {common}")),
+        Some(at) if !source[at..].starts_with(common) => {
+            problems.push(format!("the first require is not {common}"))
+        }
+        Some(_) => {}
+    }
+    let file = path.rsplit('/').next().unwrap_or(path);
+    if !(file.starts_with("test-") && file.ends_with(".js")) {
+        problems.push(format!("{file}: a test's file name is test-*.js"));
+    }
+    if path.starts_with(layout::ADDON_DIR)
+        && source.contains("binding")
+        && !source.contains("require(`./build/${common.buildType}/binding`)")
+    {
+        problems.push("the binding is not loaded from ./build/${common.buildType}/".to_string());
+    }
+    for banned in ["assert.equal(", "assert.deepEqual(", "assert.notEqual("] {
+        if source.contains(banned) {
+            problems.push(format!("{banned}...): use the strict assertion"));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "// Flags: --expose-internals\n'use strict';\n// What it shows.\n\nconst common = require('../../common');\nconst assert = require('assert');\nconst binding = require(`./build/${common.buildType}/binding`);\n";
+
+    #[test]
+    fn a_test_as_node_writes_it_passes_and_each_breach_is_named() {
+        let addon = format!("{}/test-x.js", layout::ADDON_DIR);
+        assert_eq!(conventions(&addon, GOOD), Vec::<String>::new());
+        let breaches = [
+            (GOOD.replace("'use strict';\n", ""), "'use strict'"),
+            (
+                GOOD.replace(
+                    "const common = require('../../common');\n",
+                    "const fs = require('fs');\nconst common = require('../../common');\n",
+                ),
+                "first require",
+            ),
+            (GOOD.replace("../../common", "../common"), "first require"),
+            (
+                GOOD.replace("./build/${common.buildType}/binding", "./binding"),
+                "binding",
+            ),
+            (format!("{GOOD}assert.equal(1, 1);\n"), "strict assertion"),
+        ];
+        for (source, named) in breaches {
+            let problems = conventions(&addon, &source);
+            assert!(
+                problems.iter().any(|p| p.contains(named)),
+                "{named}: {problems:?}"
+            );
+        }
+        let helper = format!("{}/helper.js", layout::ADDON_DIR);
+        assert_eq!(conventions(&helper, GOOD).len(), 1);
+        let js = format!("{}/test-y.js", layout::JS_DIR);
+        assert_eq!(
+            conventions(&js, &GOOD.replace("../../common", "../common")),
+            Vec::<String>::new()
+        );
+    }
+}
