@@ -11,7 +11,7 @@ fn explorer(c: &mut Criterion) {
         depth: 4,
         threads: 1,
         max_nesting: 2,
-        frames: false,
+        ..ExploreConfig::default()
     };
     // Single-threaded exploration is deterministic: the same counts every run.
     let report = explore_pair(&config, &mut |_| {});

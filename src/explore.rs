@@ -30,6 +30,7 @@
 //! deliberately broken side can show that it finds divergences;
 //! [`explore_pair`] runs it on [`Eager`] and [`Lazy`].
 
+use crate::canonical::{canonicalise_ids, RenameIds};
 use crate::coverage::{Coverage, LazySide};
 use crate::lockstep::{Answer, Counterexample, Divergence, FoundBy};
 use lazy::mutant::Mutated;
@@ -60,6 +61,13 @@ pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + '
     fn lazy_view(&self) -> Option<&dyn LazySide> {
         None
     }
+
+    /// This side's async ids, for the fixpoint explorer's canonical states
+    /// ([`crate::canonical`]). `None` (the default): the side cannot be
+    /// renamed, and no state of the pair is.
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+        None
+    }
 }
 
 impl Explorable for Eager {
@@ -68,6 +76,10 @@ impl Explorable for Eager {
         // Only `ops_applied == 0` is ever read (the generators' first op).
         self.ops_applied = self.ops_applied.min(1);
         self.canonicalise_scope_serials();
+    }
+
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+        Some(self)
     }
 }
 
@@ -79,6 +91,10 @@ impl Explorable for Lazy {
     fn lazy_view(&self) -> Option<&dyn LazySide> {
         Some(self)
     }
+
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+        Some(self)
+    }
 }
 
 /// A lazy side with a mutant planted (`scopecheck mutants`, `explore --mutant`).
@@ -88,6 +104,10 @@ impl Explorable for model::Environment<Mutated> {
     }
 
     fn lazy_view(&self) -> Option<&dyn LazySide> {
+        Some(self)
+    }
+
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
         Some(self)
     }
 }
@@ -108,6 +128,20 @@ pub trait Reference: Explorable {
     /// How deeply the program is nested above the main script: open frames
     /// or id-stack entries, whichever is more, minus the main script's one.
     fn nesting(&self) -> usize;
+    /// Ticks queued (`process.nextTick`), for [`Bounds::max_ticks`].
+    fn queued_ticks(&self) -> usize {
+        0
+    }
+    /// Microtasks queued and unhandled rejections pending, for
+    /// [`Bounds::max_microtasks`].
+    fn queued_microtasks(&self) -> usize {
+        0
+    }
+    /// Id-stack entries JS pushed (`emitBefore`, `runInAsyncScope`): the
+    /// stack's length less the native scopes' pushes, for [`Bounds::max_js`].
+    fn js_entries(&self) -> usize {
+        0
+    }
 }
 
 impl Reference for Eager {
@@ -123,6 +157,23 @@ impl Reference for Eager {
         let entries = self.async_hooks.fields.k_stack_length as usize;
         self.frames.len().max(entries).saturating_sub(1)
     }
+
+    fn queued_ticks(&self) -> usize {
+        self.ticks.queue.len()
+    }
+
+    fn queued_microtasks(&self) -> usize {
+        self.microtasks.queue.len() + self.rejections.pending.len()
+    }
+
+    fn js_entries(&self) -> usize {
+        let entries = self.async_hooks.fields.k_stack_length as usize;
+        let native = (self.frames.iter())
+            .filter_map(|f| f.held_scope())
+            .filter(|s| s.pushed_ids)
+            .count();
+        entries.saturating_sub(native)
+    }
 }
 
 /// The hook every exploration starts with (created, not enabled).
@@ -135,10 +186,123 @@ pub const GLOBAL: ResourceId = ResourceId(2);
 /// The ops applied to both sides before exploring: `create-hook H1` with all
 /// five callbacks. They are printed at the head of every trace.
 pub fn init_ops() -> Vec<Op> {
-    vec![Op::CreateHook {
-        hook: HOOK,
-        callbacks: HookCallbacks::ALL,
-    }]
+    init_ops_for(1)
+}
+
+/// The ops applied before exploring with `hooks` hooks ([`Bounds::hooks`]):
+/// `create-hook H1` ... `create-hook Hn`, each with all five callbacks.
+pub fn init_ops_for(hooks: usize) -> Vec<Op> {
+    (1..=hooks.max(1))
+        .map(|h| Op::CreateHook {
+            hook: HookId(h as u32),
+            callbacks: HookCallbacks::ALL,
+        })
+        .collect()
+}
+
+/// The largest async id any letter names (`callback-scope 3 2 ...`,
+/// `emit-after 3`): ids up to it are kept as they are by the fixpoint
+/// explorer's renaming ([`crate::canonical`]).
+pub const ALPHABET_MAX_ID: AsyncId = 3;
+
+/// Bounds of the state space beyond nesting, the fixpoint explorer's
+/// (`explore --fixpoint`): with them the states reachable are finitely many.
+/// `None`: no bound (the depth-bounded explorer's default).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// `next-tick` and `next-tick-body` are enabled only while fewer ticks
+    /// are queued.
+    pub max_ticks: Option<usize>,
+    /// `queue-microtask`, `promise-then` and `promise-reject` are enabled
+    /// only while fewer microtasks are queued and rejections pending.
+    pub max_microtasks: Option<usize>,
+    /// `emit-before` and `run-in-async-scope` are enabled only while fewer
+    /// id-stack entries were pushed by JS.
+    pub max_js: Option<usize>,
+    /// Hooks created before exploring (`create-hook H1` ... `Hn`), each with
+    /// its `enable-hook` and `disable-hook` letters.
+    pub hooks: usize,
+    /// `AsyncLocalStorage` instances of the `--frames` letters (`A1` ...
+    /// `An`), each with its `als-run`, `als-enter-with` and `als-get-store`.
+    pub storages: usize,
+    /// The lowest trigger id a letter names: below -1 adds the letter
+    /// `emit-before 2 MIN` (an id Node's native push refuses, its JS push
+    /// does not check).
+    pub min_id: AsyncId,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            max_ticks: None,
+            max_microtasks: None,
+            max_js: None,
+            hooks: 1,
+            storages: 1,
+            min_id: -1,
+        }
+    }
+}
+
+impl fmt::Display for Bounds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bound = |b: Option<usize>| b.map_or("any".to_string(), |n| n.to_string());
+        write!(
+            f,
+            "queued ticks <= {}, queued microtasks and pending rejections <= {}, JS entries <= {}, hooks {}, storages {}, ids from {} to {}",
+            bound(self.max_ticks),
+            bound(self.max_microtasks),
+            bound(self.max_js),
+            self.hooks,
+            self.storages,
+            self.min_id,
+            ALPHABET_MAX_ID
+        )
+    }
+}
+
+/// The letters of an exploration: [`alphabet`] (or [`deep_letters`] with
+/// `config.deep`), the hooks beyond H1, [`frame_letters`] with
+/// `config.frames`, and the low-id letter of [`Bounds::min_id`].
+pub fn letters(config: &ExploreConfig) -> Vec<Letter> {
+    let b = &config.bounds;
+    let mut letters = if config.deep {
+        deep_letters()
+    } else {
+        alphabet()
+    };
+    if !config.deep {
+        for h in 2..=b.hooks {
+            let hook = HookId(h as u32);
+            letters.push(Letter::Op(Op::EnableHook(hook)));
+            letters.push(Letter::Op(Op::DisableHook(hook)));
+        }
+    }
+    if config.frames {
+        letters.extend(frame_letters_for(b.storages));
+    }
+    if b.min_id < -1 {
+        letters.push(Letter::Op(Op::EmitBefore {
+            async_id: 2,
+            trigger_async_id: b.min_id,
+            resource: None,
+        }));
+    }
+    letters
+}
+
+/// The letters of `explore --deep`, few enough that nesting 17 deep (past
+/// the id stack's 16 pairs) has few states: `callback-scope 2 1 R1`,
+/// `close`, `execution-async-resource` (after which scopes open eagerly);
+/// JS pushes come from [`Bounds::min_id`]'s letter. No `emit-after`: a JS
+/// pop of any entry under open frames gives every level four ways to be
+/// (lazy or eager, popped or not), too many states 17 deep.
+pub fn deep_letters() -> Vec<Letter> {
+    vec![
+        Letter::Op(scope(ScopeKind::CallbackScope, 2, 1, LOCAL, Holder::Local)),
+        Letter::Op(Op::CloseScope { threw: false }),
+        Letter::Op(Op::ExecutionAsyncResource),
+    ]
 }
 
 fn scope(
@@ -265,12 +429,23 @@ pub fn alphabet() -> Vec<Letter> {
 /// napi-async-init R1, napi-make-callback R1, close-outer 1
 /// ```
 pub fn frame_letters() -> Vec<Letter> {
-    let als = AlsId(1);
-    [
-        Op::AlsRun { als, store: 1 },
-        Op::EndAlsRun,
-        Op::AlsEnterWith { als, store: 2 },
-        Op::AlsGetStore(als),
+    frame_letters_for(1)
+}
+
+/// [`frame_letters`] with `storages` instances of `AsyncLocalStorage`
+/// (`A1` ... `An`): `als-run`, `als-enter-with` and `als-get-store` for each.
+pub fn frame_letters_for(storages: usize) -> Vec<Letter> {
+    let mut ops = Vec::new();
+    for a in 1..=storages.max(1) {
+        let als = AlsId(a as u32);
+        ops.push(Op::AlsRun { als, store: 1 });
+        if a == 1 {
+            ops.push(Op::EndAlsRun);
+        }
+        ops.push(Op::AlsEnterWith { als, store: 2 });
+        ops.push(Op::AlsGetStore(als));
+    }
+    ops.extend([
         Op::NextTickBody,
         Op::EndTick,
         Op::QueueMicrotask,
@@ -281,10 +456,8 @@ pub fn frame_letters() -> Vec<Letter> {
         Op::NapiAsyncInit(LOCAL),
         Op::NapiMakeCallback(LOCAL),
         Op::CloseOuter { outer: 1 },
-    ]
-    .into_iter()
-    .map(Letter::Op)
-    .collect()
+    ]);
+    ops.into_iter().map(Letter::Op).collect()
 }
 
 /// Whether `op` nests the program one level deeper (opens a frame or pushes
@@ -350,19 +523,32 @@ impl<E: Hash, L: Hash> State<E, L> {
     /// hash stateright fingerprints states with), so the same on every run.
     pub fn product_fingerprint(&self) -> u64 {
         let mut h = FINGERPRINT_KEYS.build_hasher();
-        self.eager.hash(&mut h);
-        self.lazy.hash(&mut h);
-        match &self.diverged {
-            None => 0u8.hash(&mut h),
-            Some(answers) => {
-                1u8.hash(&mut h);
-                hash_answer(&answers.0, &mut h);
-                hash_answer(&answers.1, &mut h);
-            }
-        }
-        self.ended.hash(&mut h);
+        self.hash_state(&mut h);
         self.situations.hash(&mut h);
         h.finish()
+    }
+
+    /// [`State::product_fingerprint`] without the situations the op that
+    /// led here met: the fingerprint of the state alone, the fixpoint
+    /// explorer's identity ([`crate::fixpoint`]).
+    pub fn state_fingerprint(&self) -> u64 {
+        let mut h = FINGERPRINT_KEYS.build_hasher();
+        self.hash_state(&mut h);
+        h.finish()
+    }
+
+    fn hash_state(&self, h: &mut impl Hasher) {
+        self.eager.hash(h);
+        self.lazy.hash(h);
+        match &self.diverged {
+            None => 0u8.hash(h),
+            Some(answers) => {
+                1u8.hash(h);
+                hash_answer(&answers.0, h);
+                hash_answer(&answers.1, h);
+            }
+        }
+        self.ended.hash(h);
     }
 }
 
@@ -412,6 +598,33 @@ impl Path {
             (Some(node), Some(b)) => node.before.0.as_ref().is_some_and(|p| Arc::ptr_eq(p, b)),
             (Some(node), None) => node.before.0.is_none(),
             (None, _) => false,
+        }
+    }
+
+    /// The nodes of the path, first to last: each a path itself (the ops up
+    /// to that one), sharing the nodes of this one.
+    pub fn prefixes(&self) -> Vec<Path> {
+        let mut nodes = Vec::with_capacity(self.len());
+        let mut at = self.clone();
+        while let Some(node) = at.0.clone() {
+            at = node.before.clone();
+            nodes.push(Path(Some(node)));
+        }
+        nodes.reverse();
+        nodes
+    }
+
+    /// The last op, if any.
+    pub fn last_op(&self) -> Option<&Op> {
+        self.0.as_ref().map(|n| &n.op)
+    }
+
+    /// The same node as `other` (not merely an equal path).
+    pub fn same_node(&self, other: &Path) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
         }
     }
 
@@ -487,6 +700,17 @@ pub struct ExploreConfig {
     pub max_nesting: usize,
     /// The alphabet also has [`frame_letters`] (`explore --frames`).
     pub frames: bool,
+    /// The alphabet is [`deep_letters`] instead of [`alphabet`]
+    /// (`explore --deep`).
+    pub deep: bool,
+    /// The other bounds ([`Bounds`]).
+    pub bounds: Bounds,
+    /// States are made canonical ([`crate::canonical`]): the fixpoint
+    /// explorer's states ([`crate::fixpoint`]).
+    pub canonical: bool,
+    /// The fixpoint explorer stops after this many levels (states this many
+    /// ops from the start), not a fixpoint then; `None`: no bound.
+    pub max_levels: Option<usize>,
 }
 
 impl Default for ExploreConfig {
@@ -496,6 +720,10 @@ impl Default for ExploreConfig {
             threads: 1,
             max_nesting: 2,
             frames: false,
+            deep: false,
+            bounds: Bounds::default(),
+            canonical: false,
+            max_levels: None,
         }
     }
 }
@@ -507,10 +735,12 @@ pub struct Explorer<E, L> {
     alphabet: Vec<Letter>,
     depth: usize,
     max_nesting: usize,
-    shortest: Arc<Mutex<Option<Counterexample<Explored>>>>,
+    bounds: Bounds,
+    canonical: bool,
+    pub(crate) shortest: Arc<Mutex<Option<Counterexample<Explored>>>>,
     leaves: Arc<AtomicUsize>,
     deepest: Arc<AtomicUsize>,
-    examples: Arc<Mutex<Vec<Option<Path>>>>,
+    pub(crate) examples: Arc<Mutex<Vec<Option<Path>>>>,
     /// Set to stop: no state is expanded any more (the memory limit).
     stop: Arc<AtomicBool>,
     /// Nodes this deep or deeper are not expanded: the depth bound, lowered
@@ -578,14 +808,12 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
     pub fn new(eager: E, lazy: L, config: &ExploreConfig) -> Self {
         Explorer {
             start: (eager, lazy),
-            init_ops: init_ops(),
-            alphabet: if config.frames {
-                [alphabet(), frame_letters()].concat()
-            } else {
-                alphabet()
-            },
+            init_ops: init_ops_for(config.bounds.hooks),
+            alphabet: letters(config),
             depth: config.depth,
             max_nesting: config.max_nesting,
+            bounds: config.bounds.clone(),
+            canonical: config.canonical,
             shortest: Arc::new(Mutex::new(None)),
             leaves: Arc::new(AtomicUsize::new(0)),
             deepest: Arc::new(AtomicUsize::new(0)),
@@ -606,7 +834,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
 
     /// Apply `op` to both sides of `state`; `None` when the reference side
     /// does not enable it (an init op is applied anyway).
-    fn step(&self, state: &State<E, L>, op: &Op, explored: bool) -> Option<State<E, L>> {
+    pub(crate) fn step(&self, state: &State<E, L>, op: &Op, explored: bool) -> Option<State<E, L>> {
         if explored && !state.eager.enabled(op) {
             return None;
         }
@@ -626,6 +854,11 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         }
         eager.normalise();
         lazy.normalise();
+        if self.canonical {
+            if let (Some(e), Some(l)) = (eager.renamable(), lazy.renamable()) {
+                canonicalise_ids(e, l, ALPHABET_MAX_ID);
+            }
+        }
         let ended = is_terminal(&e) || is_terminal(&l);
         let trace = if explored {
             state.trace.then(op.clone())
@@ -649,7 +882,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             trace,
             identity: 0,
         };
-        next.identity = next.product_fingerprint();
+        next.identity = self.identity(&next);
         Some(next)
     }
 
@@ -696,8 +929,54 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         });
     }
 
+    /// The ops of the alphabet the bounds leave in `state`, in alphabet
+    /// order (the model may still refuse some: [`Explorer::step`] asks it).
+    pub(crate) fn candidates(&self, state: &State<E, L>) -> Vec<Op> {
+        let e = &state.eager;
+        let current = e.execution_async_id();
+        let may_nest = e.nesting() < self.max_nesting;
+        let below = |bound: Option<usize>, n: usize| bound.is_none_or(|b| n < b);
+        let b = &self.bounds;
+        let may_tick = below(b.max_ticks, e.queued_ticks());
+        let may_queue = below(b.max_microtasks, e.queued_microtasks());
+        let may_push_js = below(b.max_js, e.js_entries());
+        (self.alphabet.iter())
+            .map(|letter| letter.op(current))
+            .filter(|op| may_nest || !nests(op))
+            .filter(|op| may_tick || !matches!(op, Op::NextTick { .. } | Op::NextTickBody))
+            .filter(|op| {
+                may_queue
+                    || !matches!(
+                        op,
+                        Op::QueueMicrotask
+                            | Op::QueueMicrotaskBody
+                            | Op::PromiseThen
+                            | Op::PromiseThenBody
+                            | Op::PromiseReject
+                    )
+            })
+            .filter(|op| {
+                may_push_js
+                    || !matches!(op, Op::EmitBefore { .. } | Op::EnterRunInAsyncScope { .. })
+            })
+            .collect()
+    }
+
+    /// The identity of `state`: [`State::product_fingerprint`], or with
+    /// canonical states [`State::state_fingerprint`]: the fixpoint explorer
+    /// records situations as successors are made, so they are not part of
+    /// a state (a state reached by ops that met different situations has
+    /// the same successors).
+    fn identity(&self, state: &State<E, L>) -> u64 {
+        if self.canonical {
+            state.state_fingerprint()
+        } else {
+            state.product_fingerprint()
+        }
+    }
+
     /// The start state: [`init_ops`] applied to both sides.
-    fn start_state(&self) -> State<E, L> {
+    pub(crate) fn start_state(&self) -> State<E, L> {
         let mut state = State {
             eager: self.start.0.clone(),
             lazy: self.start.1.clone(),
@@ -717,7 +996,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         }
         // Situations met by the init ops are not explored paths.
         state.situations = 0;
-        state.identity = state.product_fingerprint();
+        state.identity = self.identity(&state);
         state
     }
 }
@@ -761,13 +1040,8 @@ impl<E: Reference, L: Explorable> Model for Explorer<E, L> {
         if self.stop.load(Ordering::Relaxed) {
             return;
         }
-        let current = state.eager.execution_async_id();
-        let may_nest = state.eager.nesting() < self.max_nesting;
         let mut made: Vec<(Op, State<E, L>)> = Vec::new();
-        for op in (self.alphabet.iter())
-            .map(|letter| letter.op(current))
-            .filter(|op| may_nest || !nests(op))
-        {
+        for op in self.candidates(state) {
             let Some(next) = self.step(state, &op, true) else {
                 continue;
             };
@@ -1012,34 +1286,14 @@ impl fmt::Display for ExploreReport {
             f,
             "situation (sometimes property)         reached  shortest path (ops)"
         )?;
-        for s in &self.situations {
-            match (&s.example, s.discovered) {
-                (Some(ops), true) => writeln!(f, "{:<38} yes      {}", s.name, ops.len())?,
-                (Some(ops), false) => writeln!(
-                    f,
-                    "{:<38} met      {} (not discovered: the run stopped first)",
-                    s.name,
-                    ops.len()
-                )?,
-                (None, _) => writeln!(f, "{:<38} no", s.name)?,
-            }
-        }
+        write_situations(f, &self.situations)?;
         writeln!(f)?;
         match &self.counterexample {
             None => writeln!(
                 f,
                 "no divergence: the lazy side answered every op as the eager side did"
             ),
-            Some(cx) => {
-                writeln!(
-                    f,
-                    "COUNTEREXAMPLE ({} explored ops, shortest):\n",
-                    cx.found_by.explored_ops
-                )?;
-                write!(f, "{}", cx.trace_text())?;
-                writeln!(f)?;
-                write!(f, "{}", cx.divergence)
-            }
+            Some(cx) => write_counterexample(f, cx),
         }
     }
 }
@@ -1184,4 +1438,40 @@ pub fn explore_within<E: Reference, L: Explorable>(
 /// Explore the eager model against the lazy implementation.
 pub fn explore_pair(config: &ExploreConfig, progress: &mut dyn FnMut(Progress)) -> ExploreReport {
     explore(Eager::new(), Lazy::new(), config, progress)
+}
+
+/// The rows of the situations table: each situation, whether it was met,
+/// and the length of the shortest path found to it.
+pub(crate) fn write_situations(
+    f: &mut fmt::Formatter<'_>,
+    situations: &[SituationReached],
+) -> fmt::Result {
+    for s in situations {
+        match (&s.example, s.discovered) {
+            (Some(ops), true) => writeln!(f, "{:<38} yes      {}", s.name, ops.len())?,
+            (Some(ops), false) => writeln!(
+                f,
+                "{:<38} met      {} (not discovered: the run stopped first)",
+                s.name,
+                ops.len()
+            )?,
+            (None, _) => writeln!(f, "{:<38} no", s.name)?,
+        }
+    }
+    Ok(())
+}
+
+/// A shortest counterexample: its length, its trace and the divergence.
+pub(crate) fn write_counterexample(
+    f: &mut fmt::Formatter<'_>,
+    cx: &Counterexample<Explored>,
+) -> fmt::Result {
+    writeln!(
+        f,
+        "COUNTEREXAMPLE ({} explored ops, shortest):\n",
+        cx.found_by.explored_ops
+    )?;
+    write!(f, "{}", cx.trace_text())?;
+    writeln!(f)?;
+    write!(f, "{}", cx.divergence)
 }

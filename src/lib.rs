@@ -1,6 +1,7 @@
 //! The lockstep harness and command-line tool around the eager model
 //! (`model/`) and the lazy implementation (`impl/`).
 
+pub mod canonical;
 pub mod check;
 pub mod cli;
 pub mod conform;
@@ -9,6 +10,7 @@ pub mod draw;
 pub mod explore;
 pub mod export;
 pub mod files;
+pub mod fixpoint;
 pub mod fuzzing;
 pub mod generate;
 pub mod html;

@@ -79,6 +79,79 @@ pub fn explore_mutant(mutant: Mutant, depth: usize) -> Option<usize> {
     report.counterexample.map(|c| c.ops.len())
 }
 
+/// The configurations of the explorer column, each explored breadth first
+/// to its fixpoint or its first divergence ([`crate::fixpoint`]):
+/// `--deep --min-id -2 --max-nesting 17 --max-js 1` (past the id stack's 16
+/// pairs, few states: its fixpoint is reached in seconds), and `--frames`
+/// at nesting 2 with at most 2 queued ticks and 2 microtasks (every letter;
+/// its fixpoint is out of reach, but its first levels are not).
+pub fn fixpoint_configs() -> [crate::explore::ExploreConfig; 2] {
+    use crate::explore::{Bounds, ExploreConfig};
+    [
+        ExploreConfig {
+            deep: true,
+            max_nesting: 17,
+            bounds: Bounds {
+                max_js: Some(1),
+                min_id: -2,
+                ..Bounds::default()
+            },
+            ..ExploreConfig::default()
+        },
+        ExploreConfig {
+            frames: true,
+            max_nesting: 2,
+            bounds: Bounds {
+                max_ticks: Some(2),
+                max_microtasks: Some(2),
+                ..Bounds::default()
+            },
+            ..ExploreConfig::default()
+        },
+    ]
+}
+
+/// Memory the explorer column's fixpoint runs may use, each.
+pub const FIXPOINT_MEMORY: u64 = 2 << 30;
+
+/// Levels the explorer column's `--frames` run goes to at most: its level
+/// 6 holds about 2.9 million states (a minute or two), level 7 another 17.6
+/// million, past [`FIXPOINT_MEMORY`].
+pub const FRAMES_LEVELS: usize = 6;
+
+/// The fixpoint explorer against `mutant`: the length of the shortest
+/// counterexample it finds over [`fixpoint_configs`] (init ops included),
+/// or `None`. The `--deep` run goes to its fixpoint or its first
+/// divergence; then the `--frames` run goes breadth first up to
+/// [`FRAMES_LEVELS`] levels, and no further than the level below the
+/// `--deep` run's counterexample (so that a shorter one replaces it).
+pub fn explore_mutant_fixpoint(mutant: Mutant) -> Option<usize> {
+    let [deep, frames] = fixpoint_configs();
+    let run = |config: &crate::explore::ExploreConfig| {
+        crate::fixpoint::fixpoint(
+            model::Eager::new(),
+            lazy::mutant::environment(mutant),
+            config,
+            Some(FIXPOINT_MEMORY),
+            &mut |_| {},
+        )
+        .counterexample
+    };
+    let deep = run(&deep);
+    let frames = crate::explore::ExploreConfig {
+        max_levels: Some(
+            deep.as_ref()
+                .map_or(FRAMES_LEVELS, |c| c.found_by.explored_ops - 1)
+                .min(FRAMES_LEVELS),
+        ),
+        ..frames
+    };
+    match (deep, run(&frames)) {
+        (_, Some(c)) | (Some(c), None) => Some(c.ops.len()),
+        (None, None) => None,
+    }
+}
+
 /// Replay every input of the committed fuzz corpus (`dir`) against
 /// `mutant`: (inputs that diverge, inputs replayed).
 pub fn corpus_mutant(mutant: Mutant, dir: &std::path::Path) -> std::io::Result<(usize, usize)> {

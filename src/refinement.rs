@@ -513,31 +513,56 @@ fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S
     let l_native = &la.native_execution_async_resources;
     let native_at = |v: &Vec<Option<NativeSlot>>, i: usize| v.get(i).copied().flatten();
     let l_len = la.fields.k_stack_length as usize;
-    let mut chain = la.store.lazy().lazy_scopes.iter().peekable();
-    let mut index = 0;
-    for position in 0..=l_len {
-        while let Some(link) = chain.next_if(|link| link.stack_position as usize == position) {
-            if e_stack.get(index) != Some(&link.saved)
-                || native_at(e_native, index) != Some(link.resource)
-            {
-                return false;
-            }
-            index += 1;
-        }
-        if position < l_len {
-            if e_stack.get(index) != Some(&la.async_ids_stack[position])
-                || native_at(e_native, index) != native_at(l_native, index)
-            {
-                return false;
-            }
-            index += 1;
-        }
+    let l_stack = &la.async_ids_stack[..l_len];
+    // The links [`abstract_lazy`] merges: in chain order while their
+    // positions do not go down and stay within the stack (it never takes
+    // a link past one it cannot place).
+    let chain = &la.store.lazy().lazy_scopes;
+    let mut last = 0;
+    let merged = chain
+        .iter()
+        .take_while(|link| {
+            let at = link.stack_position as usize;
+            let placed = at >= last && at <= l_len;
+            last = at;
+            placed
+        })
+        .count();
+    let chain = &chain[..merged];
+    if e_len != l_len + merged {
+        return false;
     }
-    if index != e_len {
+    // Between two links the merged stack is a run of the lazy side's own
+    // entries, at the same native indices on both sides: compared as slices.
+    let same_natives = |from: usize, to: usize| {
+        let e = e_native.get(from.min(e_native.len())..to.min(e_native.len()));
+        let l = l_native.get(from.min(l_native.len())..to.min(l_native.len()));
+        match (e, l) {
+            (Some(e), Some(l)) if e.len() == l.len() => e == l,
+            _ => (from..to).all(|i| native_at(e_native, i) == native_at(l_native, i)),
+        }
+    };
+    let (mut index, mut position) = (0, 0);
+    for link in chain {
+        let at = link.stack_position as usize;
+        let run = at - position;
+        if e_stack[index..index + run] != l_stack[position..at] || !same_natives(index, index + run)
+        {
+            return false;
+        }
+        index += run;
+        position = at;
+        if e_stack[index] != link.saved || native_at(e_native, index) != Some(link.resource) {
+            return false;
+        }
+        index += 1;
+    }
+    let run = l_len - position;
+    if e_stack[index..] != l_stack[position..] || !same_natives(index, index + run) {
         return false;
     }
     // Past the merged stack, the native arrays as they are (trailing
     // empties do not count: compare with empties past either end).
-    (index..e_native.len().max(l_native.len()))
+    (e_len..e_native.len().max(l_native.len()))
         .all(|i| native_at(e_native, i) == native_at(l_native, i))
 }

@@ -7,11 +7,14 @@ use lazy::mutant::Mutant;
 use lazy::Lazy;
 use model::vocab::{trace, Cost, Observation, Op, OpError, Runtime};
 use model::Eager;
+use scopecheck::canonical::{canonicalise_ids, visit_observation_ids, Renaming};
 use scopecheck::coverage::{LazySide, SITUATIONS};
 use scopecheck::explore::{
-    alphabet, explore, explore_pair, init_ops, nests, Explorable, ExploreConfig, ExploreReport,
-    Explorer, Letter, Reference, State, SOMETIMES,
+    alphabet, explore, explore_pair, init_ops, init_ops_for, nests, Bounds, Explorable,
+    ExploreConfig, ExploreReport, Explorer, Letter, Reference, State, ALPHABET_MAX_ID, SOMETIMES,
 };
+use scopecheck::fixpoint::fixpoint;
+use scopecheck::lockstep::Answer;
 use stateright::Model;
 use std::collections::HashSet;
 use std::process::Command;
@@ -21,7 +24,7 @@ fn config(depth: usize) -> ExploreConfig {
         depth,
         threads: 1,
         max_nesting: 2,
-        frames: false,
+        ..ExploreConfig::default()
     }
 }
 
@@ -546,4 +549,197 @@ fn the_frames_alphabet_finds_the_frame_restore_mutant() {
     // The correct lazy side stays equal over the larger alphabet.
     let pair = explore_pair(&frames, &mut quiet);
     assert!(pair.counterexample.is_none(), "{pair}");
+}
+
+/// A random walk over the explorer's letters (with `--frames`, two hooks and
+/// two storages, and the low-id letter), each state made canonical on a copy
+/// by `canon`: the first place where the canonical state answers an op
+/// otherwise than the original (ids renamed), or canonicalises to another
+/// successor, or where canonicalising twice is not canonicalising once.
+fn first_mismatch(canon: fn(&mut Eager, &mut Lazy) -> Option<Renaming>) -> Option<String> {
+    use rand::{Rng, SeedableRng};
+    let config = ExploreConfig {
+        frames: true,
+        bounds: Bounds {
+            hooks: 2,
+            storages: 2,
+            min_id: -2,
+            ..Bounds::default()
+        },
+        ..config(0)
+    };
+    let letters = scopecheck::explore::letters(&config);
+    let answers_renamed = |answer: &Answer, r: &Option<Renaming>| -> Answer {
+        let mut answer = answer.clone();
+        if let (Ok(obs), Some(r)) = (&mut answer, r) {
+            for o in obs.iter_mut() {
+                visit_observation_ids(o, &mut |id| *id = r.apply(*id));
+            }
+        }
+        answer
+    };
+    let canonical = |e: &Eager, l: &Lazy| {
+        let (mut e, mut l) = (e.clone(), l.clone());
+        e.normalise();
+        l.normalise();
+        canon(&mut e, &mut l);
+        (e, l)
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(27);
+    for walk in 0..300 {
+        let (mut e, mut l) = (Eager::new(), Lazy::new());
+        for op in init_ops_for(2) {
+            let _ = e.apply(&op);
+            let _ = l.apply(&op);
+        }
+        let mut ops = Vec::new();
+        for _ in 0..40 {
+            let (mut ce, mut cl) = (e.clone(), l.clone());
+            ce.normalise();
+            cl.normalise();
+            let r = canon(&mut ce, &mut cl);
+            let again = canonical(&ce, &cl);
+            if again != (ce.clone(), cl.clone()) {
+                return Some(format!(
+                    "walk {walk}: canonical twice differs after {ops:?}"
+                ));
+            }
+            let enabled: Vec<&Letter> = (letters.iter())
+                .filter(|x| Reference::enabled(&e, &x.op(Reference::execution_async_id(&e))))
+                .filter(|x| e.nesting() < 3 || !nests(&x.op(0)))
+                .collect();
+            if enabled.is_empty() || e.exited {
+                break;
+            }
+            let letter = enabled[rng.random_range(0..enabled.len())];
+            let op = letter.op(Reference::execution_async_id(&e));
+            let cop = letter.op(Reference::execution_async_id(&ce));
+            let (ea, la) = (e.apply(&op), l.apply(&op));
+            let (cea, cla) = (ce.apply(&cop), cl.apply(&cop));
+            ops.push(op.to_string());
+            if answers_renamed(&ea, &r) != cea || answers_renamed(&la, &r) != cla {
+                return Some(format!(
+                    "walk {walk}: after {ops:?}: original {ea:?} / {la:?}, canonical {cea:?} / {cla:?}"
+                ));
+            }
+            if canonical(&e, &l) != canonical(&ce, &cl) {
+                return Some(format!("walk {walk}: the successors differ after {ops:?}"));
+            }
+        }
+    }
+    None
+}
+
+fn canonicalise(e: &mut Eager, l: &mut Lazy) -> Option<Renaming> {
+    canonicalise_ids(e, l, ALPHABET_MAX_ID)
+}
+
+/// The fixpoint explorer's canonical states answer every op as the states
+/// they stand for, ids renamed, and lead to the same canonical successors.
+#[test]
+fn canonicalising_never_changes_an_answer() {
+    assert_eq!(first_mismatch(canonicalise), None);
+    // And the walks do rename: some state holds ids above the letters'.
+    let mut renamed = false;
+    let (mut e, mut l) = (Eager::new(), Lazy::new());
+    for op in ["next-tick", "next-tick", "tick-callback", "next-tick"] {
+        let op: Op = op.parse().expect("an op");
+        let _ = e.apply(&op);
+        let _ = l.apply(&op);
+        renamed |= canonicalise(&mut e.clone(), &mut l.clone()).is_some();
+    }
+    assert!(renamed);
+}
+
+/// The check above has teeth: a renaming that puts the counter one lower
+/// (so that the next `newAsyncId()` repeats an id the state holds) is
+/// caught.
+#[test]
+fn a_wrong_canonical_form_is_caught() {
+    fn off_by_one(e: &mut Eager, l: &mut Lazy) -> Option<Renaming> {
+        let r = canonicalise_ids(e, l, ALPHABET_MAX_ID)?;
+        let counter = e.async_hooks.async_id_fields.k_async_id_counter - 1;
+        e.async_hooks.async_id_fields.k_async_id_counter = counter;
+        l.async_hooks.async_id_fields.k_async_id_counter = counter;
+        Some(r)
+    }
+    assert!(first_mismatch(off_by_one).is_some());
+}
+
+/// Breadth first to the fixpoint on a small space: every level counted, the
+/// frontier emptied, no divergence; and the planted bug is found with the
+/// shortest counterexample the depth-bounded explorer finds.
+#[test]
+fn the_fixpoint_is_reached_and_a_planted_bug_found() {
+    let small = ExploreConfig {
+        deep: true,
+        max_nesting: 2,
+        bounds: Bounds {
+            min_id: -2,
+            max_js: Some(1),
+            ..Bounds::default()
+        },
+        ..config(0)
+    };
+    let report = fixpoint(Eager::new(), Lazy::new(), &small, None, &mut |_| {});
+    assert!(report.fixpoint, "{report}");
+    assert!(report.counterexample.is_none(), "{report}");
+    assert_eq!(report.levels.iter().sum::<usize>(), report.distinct);
+    assert_eq!(report.diameter() + 1, report.levels.len());
+    let report = fixpoint(
+        Eager::new(),
+        OffByOne(Lazy::new()),
+        &config(0),
+        None,
+        &mut |_| {},
+    );
+    let depth = explore(Eager::new(), OffByOne(Lazy::new()), &config(4), &mut quiet);
+    let (f, d) = (
+        report.counterexample.unwrap(),
+        depth.counterexample.unwrap(),
+    );
+    assert_eq!(f.ops, d.ops, "{}", f.trace_text());
+    assert!(!report.fixpoint);
+}
+
+/// The fixpoint explorer with `--frames` kills the frame-restore mutant
+/// with its four-op counterexample.
+#[test]
+fn the_fixpoint_kills_the_frame_restore_mutant() {
+    let frames = ExploreConfig {
+        frames: true,
+        bounds: Bounds {
+            max_ticks: Some(2),
+            max_microtasks: Some(2),
+            ..Bounds::default()
+        },
+        ..config(0)
+    };
+    let lazy = lazy::mutant::environment(Mutant::LazyCloseSkipsFrameRestore);
+    let report = fixpoint(Eager::new(), lazy, &frames, None, &mut |_| {});
+    let cx = report.counterexample.expect("killed");
+    assert_eq!(cx.found_by.explored_ops, 4, "{}", cx.trace_text());
+}
+
+/// The two mutants the depth-bounded explorer never killed (they need more
+/// than 16 stack entries) are killed by the `--deep` fixpoint run of the
+/// mutants' explorer column, each with its shortest counterexample in that
+/// configuration; and without a mutant the same run reaches its fixpoint
+/// with no divergence.
+#[test]
+fn the_deep_fixpoint_kills_the_mutants_the_depth_explorer_missed() {
+    let [deep, _] = scopecheck::mutants::fixpoint_configs();
+    let clean = fixpoint(Eager::new(), Lazy::new(), &deep, None, &mut |_| {});
+    assert!(clean.fixpoint, "{clean}");
+    assert!(clean.counterexample.is_none(), "{clean}");
+    for (mutant, explored) in [
+        (Mutant::FallbackByStackLength, 16),
+        (Mutant::GrowsByStackLength, 17),
+    ] {
+        let lazy = lazy::mutant::environment(mutant);
+        let report = fixpoint(Eager::new(), lazy, &deep, None, &mut |_| {});
+        assert!(!report.fixpoint, "{mutant:?}: {report}");
+        let cx = report.counterexample.expect("killed");
+        assert_eq!(cx.found_by.explored_ops, explored, "{}", cx.trace_text());
+    }
 }

@@ -3,7 +3,9 @@
 //! and the length of the minimal counterexample.
 
 use super::CliError;
-use crate::mutants::{corpus_mutant, explore_mutant, row, run_mutant, HEADER};
+use crate::mutants::{
+    corpus_mutant, explore_mutant, explore_mutant_fixpoint, row, run_mutant, HEADER,
+};
 use clap::Args;
 use lazy::mutant::Mutant;
 use std::io::Write;
@@ -23,9 +25,14 @@ pub struct MutantsArgs {
     /// Print each minimal counterexample as a trace.
     #[arg(long)]
     pub traces: bool,
-    /// Depth of the exhaustive exploration per mutant (0: skip it).
-    #[arg(long, default_value_t = 5)]
-    pub explore_depth: usize,
+    /// The explorer column: by default the fixpoint explorer's shortest
+    /// counterexample (`explore --fixpoint`: with `--deep` to its fixpoint,
+    /// then with `--frames` up to 6 levels:
+    /// [`crate::mutants::explore_mutant_fixpoint`]); with a depth, the
+    /// depth-bounded explorer's up to that depth instead (0: skip the
+    /// column).
+    #[arg(long)]
+    pub explore_depth: Option<usize>,
     /// The fuzz corpus to replay per mutant.
     #[arg(long, default_value = "fuzz/corpus/lockstep")]
     pub corpus: std::path::PathBuf,
@@ -45,8 +52,10 @@ pub fn execute(args: &MutantsArgs, out: &mut dyn Write) -> Result<(), CliError> 
     let mut results = Vec::new();
     for m in mutants {
         let mut r = run_mutant(m, args.cases, args.seed, true);
-        if args.explore_depth > 0 {
-            r.explorer = Some(explore_mutant(m, args.explore_depth));
+        match args.explore_depth {
+            None => r.explorer = Some(explore_mutant_fixpoint(m)),
+            Some(0) => {}
+            Some(depth) => r.explorer = Some(explore_mutant(m, depth)),
         }
         r.corpus = corpus_mutant(m, &args.corpus).ok();
         writeln!(out, "{}", row(&r))?;

@@ -189,6 +189,12 @@ impl JsObjects {
         self.0.as_ref().and_then(|o| o.async_contexts.get(r))
     }
 
+    /// Each N-API async context's ids, to change in place (the fixpoint
+    /// explorer renames the ids `newAsyncId()` drew: `src/canonical.rs`).
+    pub fn async_contexts_mut(&mut self) -> impl Iterator<Item = &mut AsyncContext> {
+        (self.0.iter_mut()).flat_map(|o| o.async_contexts.values_mut().map(|n| &mut n.context))
+    }
+
     /// `napi_async_init` on `r` made `context`.
     pub(crate) fn set_async_context(&mut self, r: ResourceId, context: NapiAsyncContext) {
         let objects = self.0.get_or_insert_with(Default::default);
