@@ -12,7 +12,8 @@ use scopecheck::export::{self, proof, Origin};
 use std::path::Path;
 
 /// Every finding's counterexample and a few scenarios that cover crashes,
-/// handled exceptions, ticks with bodies and make-callback's trampoline.
+/// handled exceptions, ticks with bodies (one that throws), make-callback's
+/// trampoline, an unhandled rejection and an AsyncResource's frame.
 fn sample(version: NodeVersion) -> export::Export {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let findings = std::fs::read_to_string(root.join("docs/findings.md")).expect("findings.md");
@@ -26,6 +27,9 @@ fn sample(version: NodeVersion) -> export::Export {
         "make-callback-trampoline",
         "emit-after-pops-native-scope",
         "hook-enabled-inside-open-scope",
+        "unhandled-rejection-in-lazy-scope",
+        "tick-body-throws",
+        "als-async-resource-frame",
     ] {
         sources.extend(scenarios.iter().filter(|s| s.name == name).cloned());
     }

@@ -151,6 +151,14 @@ struct Writer<S: AsyncIdStack> {
     ending: Option<Ending>,
     /// Where the main script threw (its block and item index).
     main_threw_at: Option<usize>,
+    /// The test rejects a promise it never handles (`promise-reject`).
+    rejects: bool,
+    /// How many rejections its `unhandledRejection` listener sees.
+    rejections_seen: usize,
+    /// The resources made by `async-resource` (they keep the frame they
+    /// captured), and those given a frame at a `runInAsyncScope`.
+    made: BTreeSet<u32>,
+    captured: BTreeSet<u32>,
 }
 
 fn refuse<T>(index: usize, reason: impl Into<String>) -> Result<T, NotWritten> {
@@ -740,11 +748,21 @@ impl<S: AsyncIdStack> Writer<S> {
                 trigger_async_id,
                 resource,
             } => {
-                if self.a.context_frame.has_stores() {
-                    return refuse(i, "run-in-async-scope while a store is active: the test's resource captures no AsyncContextFrame");
-                }
                 self.uses_rias = true;
                 self.resources.insert(resource.0);
+                // A resource `async-resource` did not make is made here, and
+                // captures the frame current now (the model's reading of
+                // `new AsyncResource(...).runInAsyncScope(fn)`).
+                let n = resource.0;
+                if !self.made.contains(&n)
+                    && (self.a.context_frame.has_stores() || self.captured.contains(&n))
+                {
+                    self.captured.insert(n);
+                    self.push(format!(
+                        "{}[contextFrameSymbol] = AsyncContextFrame.current();",
+                        r(n)
+                    ));
+                }
                 let head = format!(
                     "runInAsyncScope({}, {}, {}, common.mustCall(() => {{",
                     r(resource.0),
@@ -787,17 +805,21 @@ impl<S: AsyncIdStack> Writer<S> {
             | Op::NewAsyncId => {
                 // Written with what the model answers (see `answer`).
             }
-            Op::AsyncResource(_) => {
-                return refuse(
-                    i,
-                    "async-resource (an AsyncResource capturing a frame) is not exported yet",
-                )
+            Op::AsyncResource(resource) => {
+                // What `new AsyncResource()` does with the frame on Node 26,
+                // on the trace's object (its ids are runInAsyncScope's).
+                let n = resource.0;
+                self.resources.insert(n);
+                self.made.insert(n);
+                self.captured.insert(n);
+                self.push(format!(
+                    "{}[contextFrameSymbol] = AsyncContextFrame.current();",
+                    r(n)
+                ));
             }
-            Op::AlsDisable(_) => {
-                return refuse(
-                    i,
-                    "als-disable (a storage deleted from the current frame in place) is not exported yet",
-                )
+            Op::AlsDisable(als) => {
+                self.storages.insert(als.0);
+                self.push(format!("als{}.disable();", als.0));
             }
             Op::NapiAsyncInit(_) | Op::NapiMakeCallback(_) => {
                 return refuse(
@@ -822,20 +844,25 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.microtasks.push(block);
             }
             Op::PromiseReject => {
-                return refuse(
-                    i,
-                    "promise-reject (an unhandled rejection) is not exported yet",
-                )
+                // The test's `unhandledRejection` listener records where
+                // processPromiseRejections reports it (see `finish`).
+                self.rejects = true;
+                self.push("Promise.reject(new Error('rejected'));");
             }
             Op::UncaughtException { handled } => {
-                if let Some(Frame::Native(s)) = self.a.frames.last() {
-                    if s.kind == ScopeKind::MakeCallback && !s.main_script {
+                match self.a.frames.last() {
+                    Some(Frame::Native(s)) if s.kind == ScopeKind::MakeCallback && !s.main_script => {
                         return refuse(i, "an uncaught exception reported while a make-callback is open is not exported yet");
                     }
-                } else {
-                    return refuse(i, "an uncaught exception from a tick's or a microtask's callback is not exported yet");
+                    // Thrown in a tick's callback: the frames up to the
+                    // `Close` that ran it, or the scope that called
+                    // `_tickCallback()`, end (`follow_frames`).
+                    Some(Frame::Native(_) | Frame::Tick { .. }) => {}
+                    _ => return refuse(i, "an uncaught exception from a microtask's callback is not exported yet"),
                 }
-                if self.frames.len() == 1 && self.a.frames.len() == 1 {
+                if self.frames.len() == 1
+                    && matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.main_script)
+                {
                     self.main_threw_at = Some(self.blocks[0].items.len());
                 }
                 if *handled {
@@ -1001,8 +1028,16 @@ impl<S: AsyncIdStack> Writer<S> {
                         Ok(())
                     })?;
                 }
-                Observation::UnhandledRejection { .. } => {
-                    return refuse(i, "an unhandled rejection report is not exported yet")
+                Observation::UnhandledRejection {
+                    execution_async_id,
+                    trigger_async_id,
+                } => {
+                    self.rejections_seen += 1;
+                    self.pending.push(format!(
+                        "['unhandledRejection', {}, {}]",
+                        id_js(*execution_async_id),
+                        id_js(*trigger_async_id)
+                    ));
                 }
                 Observation::CorruptedStack { actual, expected } => {
                     self.ending = Some(Ending::Corrupted {
@@ -1089,6 +1124,10 @@ pub fn render<S: AsyncIdStack>(
         no_force: false,
         ending: None,
         main_threw_at: None,
+        rejects: false,
+        rejections_seen: 0,
+        made: BTreeSet::new(),
+        captured: BTreeSet::new(),
     };
     for (i, op) in ops.iter().enumerate() {
         if w.ending.is_some() {
@@ -1188,7 +1227,12 @@ pub fn render<S: AsyncIdStack>(
         }
         w.answer(i, op, &written)?;
         w.follow_frames(i, op, frames_before)?;
-        if matches!(op, Op::UncaughtException { .. }) {
+        // The native scope the exception was reported in can run no more
+        // JS in that callback; where a tick's exception ended the `Close`
+        // that ran it, the code goes on after that scope.
+        if matches!(op, Op::UncaughtException { .. })
+            && matches!(w.a.frames.last(), Some(Frame::Native(_)))
+        {
             if let Some(top) = w.frames.last_mut() {
                 top.dead = true;
             }
@@ -1196,7 +1240,7 @@ pub fn render<S: AsyncIdStack>(
     }
     if w.ending.is_none() {
         w.flush();
-        if !w.hooks.is_empty() {
+        if !w.hooks.is_empty() || w.rejects {
             let block = w.current();
             w.blocks[block]
                 .items
@@ -1220,6 +1264,9 @@ impl<S: AsyncIdStack> Writer<S> {
             return Ok(());
         } else if ends_frame(op) {
             before - 1
+        } else if matches!(op, Op::UncaughtException { .. }) {
+            // A tick's exception ends the frames up to where it is reported.
+            after.min(before)
         } else {
             before
         };
@@ -1265,8 +1312,11 @@ impl<S: AsyncIdStack> Writer<S> {
         self.write_block(0, depth, &mut body);
         let first_id = body.contains("firstId");
         let mut flags = Vec::new();
-        let internal =
-            !self.from_internal.is_empty() || first_id || self.uses_symbol || self.uses_rias;
+        let internal = !self.from_internal.is_empty()
+            || first_id
+            || self.uses_symbol
+            || self.uses_rias
+            || !self.captured.is_empty();
         if internal {
             flags.push("--expose-internals");
         }
@@ -1275,6 +1325,29 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         let mut decls = String::new();
         let d = |text: &str, out: &mut String| line(depth, text, out);
+        let captures = !self.captured.is_empty();
+        if captures {
+            d(
+                "// The symbol under which an AsyncResource keeps the AsyncContextFrame it",
+                &mut decls,
+            );
+            d(
+                "// captured (lib/async_hooks.js), read off one made before any hook is on.",
+                &mut decls,
+            );
+            d(
+                "const contextFrameSymbol = Object.getOwnPropertySymbols(",
+                &mut decls,
+            );
+            d(
+                "  new AsyncResource('probe', { requireManualDestroy: true }),",
+                &mut decls,
+            );
+            d(
+                ").find((s) => s.description === 'context_frame');",
+                &mut decls,
+            );
+        }
         if first_id {
             d(
                 "// Ids Node hands out from here on: firstId, firstId + 1, ...",
@@ -1316,7 +1389,35 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if !self.hooks.is_empty() {
             d("// Each hook call: [hook, callback, ...arguments, executionAsyncId(), triggerAsyncId()].", &mut decls);
+        }
+        if !self.hooks.is_empty() || self.rejects {
             d("const calls = [];", &mut decls);
+        }
+        if self.rejects {
+            d(
+                "// Each unhandled rejection: ['unhandledRejection', executionAsyncId(), triggerAsyncId()].",
+                &mut decls,
+            );
+            let record = "calls.push(['unhandledRejection', executionAsyncId(), triggerAsyncId()])";
+            if self.rejections_seen == 0 {
+                d(
+                    "process.on('unhandledRejection', common.mustNotCall());",
+                    &mut decls,
+                );
+            } else {
+                let times = match self.rejections_seen {
+                    1 => String::new(),
+                    n => format!(", {n}"),
+                };
+                d(
+                    "process.on('unhandledRejection', common.mustCall(() => {",
+                    &mut decls,
+                );
+                d(&format!("  {record};"), &mut decls);
+                d(&format!("}}{times}));"), &mut decls);
+            }
+        }
+        if !self.hooks.is_empty() {
             d("function record(hook, ...callbacks) {", &mut decls);
             d("  const recorder = {};", &mut decls);
             d("  for (const callback of callbacks) {", &mut decls);
@@ -1401,10 +1502,13 @@ impl<S: AsyncIdStack> Writer<S> {
         if !self.hooks.is_empty() {
             from_public.extend(["createHook", "executionAsyncId", "triggerAsyncId"]);
         }
+        if self.rejections_seen > 0 {
+            from_public.extend(["executionAsyncId", "triggerAsyncId"]);
+        }
         if !self.storages.is_empty() {
             from_public.insert("AsyncLocalStorage");
         }
-        if self.uses_rias {
+        if self.uses_rias || !self.captured.is_empty() {
             from_public.insert("AsyncResource");
         }
         if !from_public.is_empty() {
@@ -1426,6 +1530,9 @@ impl<S: AsyncIdStack> Writer<S> {
         if !from_internal.is_empty() {
             let names: Vec<String> = from_internal.into_iter().collect();
             destructure(&names, "internal/async_hooks", &mut out);
+        }
+        if !self.captured.is_empty() {
+            out.push_str("const AsyncContextFrame = require('internal/async_context_frame');\n");
         }
         if crash {
             out.push_str("const { spawnSync } = require('child_process');\n");
@@ -1657,5 +1764,39 @@ mod tests {
             .map(|e| e.reason)
             .unwrap_or_default();
         assert!(e.contains("unspecified"), "{e}");
+    }
+
+    #[test]
+    fn a_rejection_is_checked_where_the_listener_saw_it() {
+        let t = write(
+            "callback-scope 5 1 R1\n  promise-reject\n  tick-callback\n  execution-async-id\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("process.on('unhandledRejection', common.mustCall(() => {\n  calls.push(['unhandledRejection', executionAsyncId(), triggerAsyncId()]);\n}));"), "{}", t.source);
+        assert!(t.source.contains("  Promise.reject(new Error('rejected'));\n  process._tickCallback();\n  assert.deepStrictEqual(calls.splice(0), [\n    ['unhandledRejection', 5, 1],\n  ]);\n  assert.strictEqual(executionAsyncId(), 5);"), "{}", t.source);
+    }
+
+    #[test]
+    fn a_tick_that_throws_ends_its_callback_and_the_test_goes_on_after_the_close() {
+        let t = write(
+            "next-tick-body\nclose\n  uncaught-exception handled\ncallback-scope 0 0 R1\n  execution-async-id\nclose",
+            NodeVersion::V20,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.ending.is_none());
+        assert!(t.source.contains("process.nextTick(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 1);\n  process.once('uncaughtException', common.mustCall());\n  throw new Error('uncaught');\n}));\nbinding.runFromEventLoop(common.mustCall(() => {\n  binding.callbackScope(r1, 0, 0, common.mustCall(() => {\n    assert.strictEqual(executionAsyncId(), 0);"), "{}", t.source);
+    }
+
+    #[test]
+    fn a_resource_captures_the_frame_where_the_model_says() {
+        let t = write(
+            "als-run A1 5\n  async-resource R3\nend-als-run\nrun-in-async-scope 9 1 R3\n  als-get-store A1\nend-run-in-async-scope\nals-run A1 6\n  run-in-async-scope 10 1 R2\n    als-get-store A1\n  end-run-in-async-scope\nend-als-run",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("  r3[contextFrameSymbol] = AsyncContextFrame.current();\n}));\nrunInAsyncScope(r3, 9, 1, common.mustCall(() => {\n  assert.strictEqual(als1.getStore(), 5);"), "{}", t.source);
+        // R2 was never made: it captures the frame at its runInAsyncScope.
+        assert!(t.source.contains("  r2[contextFrameSymbol] = AsyncContextFrame.current();\n  runInAsyncScope(r2, 10, 1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 6);"), "{}", t.source);
     }
 }
