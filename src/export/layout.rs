@@ -23,6 +23,9 @@ pub const BINDING_GYP: &str = include_str!("node/binding.gyp");
 /// exported).
 pub const COMMON_JS: &str = include_str!("node/common/index.js");
 
+/// Its ES module face (`test/common/index.mjs`), for the `.mjs` tests.
+pub const COMMON_MJS: &str = include_str!("node/common/index.mjs");
+
 /// A test file's path in a Node checkout.
 pub fn path_of(file: &str, binding: bool) -> String {
     let dir = if binding { ADDON_DIR } else { JS_DIR };
@@ -55,7 +58,8 @@ pub fn write_scratch(root: &Path, export: &Export) -> std::io::Result<()> {
     write(root, export)?;
     let common = root.join("test/common");
     std::fs::create_dir_all(&common)?;
-    write_file(&common.join("index.js"), COMMON_JS)
+    write_file(&common.join("index.js"), COMMON_JS)?;
+    write_file(&common.join("index.mjs"), COMMON_MJS)
 }
 
 fn write_file(path: &Path, text: &str) -> std::io::Result<()> {

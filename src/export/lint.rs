@@ -11,25 +11,41 @@ use super::layout;
 /// conventions; empty when nothing does.
 pub fn conventions(path: &str, source: &str) -> Vec<String> {
     let mut problems = Vec::new();
-    let mut lines = source.lines().filter(|l| !l.starts_with("// Flags:"));
-    if lines.next() != Some("'use strict';") {
-        problems.push("'use strict'; is not the first statement".to_string());
-    }
     let common = if path.starts_with(layout::ADDON_DIR) {
-        "require('../../common')"
+        "../../common"
     } else {
-        "require('../common')"
+        "../common"
     };
-    match source.find("require(") {
-        None => problems.push(format!("no {common}")),
-        Some(at) if !source[at..].starts_with(common) => {
-            problems.push(format!("the first require is not {common}"))
+    if path.ends_with(".mjs") {
+        // An ES module: `common` imported before anything else.
+        let first = source
+            .lines()
+            .find(|l| !l.starts_with("//") && !l.trim().is_empty());
+        let wanted = format!("'{common}/index.mjs';");
+        if !first.is_some_and(|l| l.starts_with("import ") && l.ends_with(&wanted)) {
+            problems.push(format!(
+                "the first statement does not import {common}/index.mjs"
+            ));
         }
-        Some(_) => {}
+    } else {
+        let mut lines = source.lines().filter(|l| !l.starts_with("// Flags:"));
+        if lines.next() != Some("'use strict';") {
+            problems.push("'use strict'; is not the first statement".to_string());
+        }
+        let common = format!("require('{common}')");
+        match source.find("require(") {
+            None => problems.push(format!("no {common}")),
+            Some(at) if !source[at..].starts_with(&common) => {
+                problems.push(format!("the first require is not {common}"))
+            }
+            Some(_) => {}
+        }
     }
     let file = path.rsplit('/').next().unwrap_or(path);
-    if !(file.starts_with("test-") && file.ends_with(".js")) {
-        problems.push(format!("{file}: a test's file name is test-*.js"));
+    if !(file.starts_with("test-") && (file.ends_with(".js") || file.ends_with(".mjs"))) {
+        problems.push(format!(
+            "{file}: a test's file name is test-*.js or test-*.mjs"
+        ));
     }
     if path.starts_with(layout::ADDON_DIR)
         && source.contains("binding")
@@ -80,6 +96,14 @@ mod tests {
         }
         let helper = format!("{}/helper.js", layout::ADDON_DIR);
         assert_eq!(conventions(&helper, GOOD).len(), 1);
+        let module = format!("{}/test-z.mjs", layout::JS_DIR);
+        let esm = "// Flags: --expose-internals\n// What it shows.\n\nimport * as common from '../common/index.mjs';\nimport { createRequire } from 'module';\n";
+        assert_eq!(conventions(&module, esm), Vec::<String>::new());
+        let late = esm.replace(
+            "import * as common",
+            "import assert from 'assert';\nimport * as common",
+        );
+        assert_eq!(conventions(&module, &late).len(), 1);
         let js = format!("{}/test-y.js", layout::JS_DIR);
         assert_eq!(
             conventions(&js, &GOOD.replace("../../common", "../common")),

@@ -419,7 +419,8 @@ pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Expor
                 continue;
             }
         };
-        let file = format!("test-{}-{}.js", s.origin.name(), s.name);
+        let ext = if rendered.module { "mjs" } else { "js" };
+        let file = format!("test-{}-{}.{ext}", s.origin.name(), s.name);
         if !names.insert(file.clone()) {
             out.refused
                 .push(refuse(format!("a second case named {file}")));

@@ -227,8 +227,8 @@ pub fn prove(
 /// The variant's file, beside its test (so that `./build/` and the
 /// `common` path stay right).
 fn variant_path(path: &str, plan: usize, k: usize) -> String {
-    let stem = path.strip_suffix(".js").unwrap_or(path);
-    format!("{stem}-wrong-{plan}-{k}.js")
+    let (stem, ext) = path.rsplit_once('.').unwrap_or((path, "js"));
+    format!("{stem}-wrong-{plan}-{k}.{ext}")
 }
 
 /// A wrong variant to run: what is wrong, and the tests to try it on

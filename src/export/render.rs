@@ -26,6 +26,30 @@ use model::vocab::{
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 
+/// An ES module test on v20 first waits until the ES module loader's own
+/// requests (reading the file) are done: their destroy hooks would run in
+/// the middle of the test.
+const ESM_WAIT_V20: [&str; 9] = [
+    "// v20's ES module loader still has requests of its own open (reading",
+    "// this file) when the body starts: wait until they are done.",
+    "function loaderBusy() {",
+    "  return process.getActiveResourcesInfo()",
+    "    .some((r) => r === 'CloseReq' || r.startsWith('FSReq') || r.startsWith('FileHandle'));",
+    "}",
+    "while (loaderBusy()) {",
+    "  await new Promise((resolve) => setImmediate(resolve));",
+    "}",
+];
+
+/// An ES module test with hooks: the ES module loader's promises settle
+/// around the module body; the model has no promises, and the conformance
+/// program switches their tracking off the same way (src/conform/node/runtime.js).
+const ESM_NO_PROMISE_HOOKS: [&str; 3] = [
+    "// The ES module loader's promises settle around the module body; this",
+    "// test makes none, and async_hooks does not track them (no promise hook).",
+    "require('internal/promise_hooks').createHook = () => () => {};",
+];
+
 /// How far the second run moves the id counter.
 const SHIFT: AsyncId = 1_000_000_000;
 
@@ -59,6 +83,9 @@ pub struct Rendered {
     pub binding: bool,
     /// How the model says the process ends, if it dies.
     pub ending: Option<Ending>,
+    /// The entry is an ES module (`entry-module`): the test is a `.mjs`
+    /// file.
+    pub module: bool,
 }
 
 /// What the renderer cannot write readably (beyond what node cannot
@@ -159,6 +186,8 @@ struct Writer<S: AsyncIdStack> {
     /// captured), and those given a frame at a `runInAsyncScope`.
     made: BTreeSet<u32>,
     captured: BTreeSet<u32>,
+    /// The test is an ES module (`entry-module`).
+    module: bool,
 }
 
 fn refuse<T>(index: usize, reason: impl Into<String>) -> Result<T, NotWritten> {
@@ -597,9 +626,7 @@ impl<S: AsyncIdStack> Writer<S> {
         match op {
             Op::NoForceAsyncHooksChecks => self.no_force = true,
             Op::NodeVersion(_) => {}
-            Op::EntryModule => {
-                return refuse(i, "entry-module: an ES module entry is not exported yet")
-            }
+            Op::EntryModule => self.module = true,
             Op::AlsDefault { als, value } => {
                 self.storages.insert(als.0);
                 self.defaults.insert(als.0, *value);
@@ -1128,6 +1155,7 @@ pub fn render<S: AsyncIdStack>(
         rejections_seen: 0,
         made: BTreeSet::new(),
         captured: BTreeSet::new(),
+        module: false,
     };
     for (i, op) in ops.iter().enumerate() {
         if w.ending.is_some() {
@@ -1238,14 +1266,29 @@ pub fn render<S: AsyncIdStack>(
             }
         }
     }
+    let module_body_only = w.module && w.frames.is_empty() && w.event_loop.is_none();
+    if module_body_only && !w.pending.is_empty() {
+        return refuse(
+            ops.len(),
+            "an ES module test checks hook calls made after its body only from the event loop (the addon), and Node's addon test runner runs .js files only",
+        );
+    }
     if w.ending.is_none() {
         w.flush();
         if !w.hooks.is_empty() || w.rejects {
-            let block = w.current();
+            // An ES module test that runs nothing from the event loop checks
+            // at the end of its body that no hook call is left.
+            let block = if module_body_only { 0 } else { w.current() };
             w.blocks[block]
                 .items
                 .push(Item::Line("assert.deepStrictEqual(calls, []);".to_string()));
         }
+    }
+    if w.module && w.binding {
+        return refuse(
+            ops.len(),
+            "an ES module test that needs the addon: Node's addon test runner (test/testpy, AddonTestConfiguration) runs .js files only",
+        );
     }
     Ok(w.finish(comment))
 }
@@ -1316,7 +1359,8 @@ impl<S: AsyncIdStack> Writer<S> {
             || first_id
             || self.uses_symbol
             || self.uses_rias
-            || !self.captured.is_empty();
+            || !self.captured.is_empty()
+            || (self.module && !self.hooks.is_empty());
         if internal {
             flags.push("--expose-internals");
         }
@@ -1325,6 +1369,18 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         let mut decls = String::new();
         let d = |text: &str, out: &mut String| line(depth, text, out);
+        if self.module && self.a.version == NodeVersion::V20 {
+            // What the model's `entry-module` on v20 starts from (the
+            // conformance program waits the same way, src/conform/emit.rs).
+            for text in ESM_WAIT_V20 {
+                d(text, &mut decls);
+            }
+        }
+        if self.module && !self.hooks.is_empty() {
+            for text in ESM_NO_PROMISE_HOOKS {
+                d(text, &mut decls);
+            }
+        }
         let captures = !self.captured.is_empty();
         if captures {
             d(
@@ -1478,7 +1534,9 @@ impl<S: AsyncIdStack> Writer<S> {
         if !flags.is_empty() {
             let _ = writeln!(out, "// Flags: {}", flags.join(" "));
         }
-        out.push_str("'use strict';\n");
+        if !self.module {
+            out.push_str("'use strict';\n");
+        }
         for l in wrap_comment(comment) {
             let _ = writeln!(out, "// {l}");
         }
@@ -1490,7 +1548,17 @@ impl<S: AsyncIdStack> Writer<S> {
         };
         // Node requires `common` first in every test, bound only if used.
         let uses = |what: &str| body.contains(what) || decls.contains(what);
-        if uses("common.") || self.binding {
+        if self.module {
+            // An ES module imports `common` first, then makes `require` for
+            // the rest (internal modules, the binding).
+            if uses("common.") || self.binding {
+                let _ = writeln!(out, "import * as common from '{dir}/index.mjs';");
+            } else {
+                let _ = writeln!(out, "import '{dir}/index.mjs';");
+            }
+            out.push_str("import { createRequire } from 'module';\n\n");
+            out.push_str("const require = createRequire(import.meta.url);\n");
+        } else if uses("common.") || self.binding {
             let _ = writeln!(out, "const common = require('{dir}');");
         } else {
             let _ = writeln!(out, "require('{dir}');");
@@ -1536,6 +1604,9 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if crash {
             out.push_str("const { spawnSync } = require('child_process');\n");
+            if self.module {
+                out.push_str("const { fileURLToPath } = require('url');\n");
+            }
         }
         if self.binding {
             out.push_str("const binding = require(`./build/${common.buildType}/binding`);\n");
@@ -1552,7 +1623,14 @@ impl<S: AsyncIdStack> Writer<S> {
             let args: Vec<String> = flags
                 .iter()
                 .map(|f| format!("'{f}'"))
-                .chain(["__filename".to_string(), "'child'".to_string()])
+                .chain([
+                    if self.module {
+                        "fileURLToPath(import.meta.url)".to_string()
+                    } else {
+                        "__filename".to_string()
+                    },
+                    "'child'".to_string(),
+                ])
                 .collect();
             let one = format!(
                 "  const child = spawnSync(process.execPath, [{}]);",
@@ -1596,6 +1674,7 @@ impl<S: AsyncIdStack> Writer<S> {
             source: out,
             binding: self.binding,
             ending: self.ending,
+            module: self.module,
         }
     }
 
@@ -1798,5 +1877,36 @@ mod tests {
         assert!(t.source.contains("  r3[contextFrameSymbol] = AsyncContextFrame.current();\n}));\nrunInAsyncScope(r3, 9, 1, common.mustCall(() => {\n  assert.strictEqual(als1.getStore(), 5);"), "{}", t.source);
         // R2 was never made: it captures the frame at its runInAsyncScope.
         assert!(t.source.contains("  r2[contextFrameSymbol] = AsyncContextFrame.current();\n  runInAsyncScope(r2, 10, 1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 6);"), "{}", t.source);
+    }
+
+    #[test]
+    fn an_es_module_entry_is_an_mjs_test_that_imports_common_first() {
+        let t = write(
+            "entry-module\ncreate-hook H1 before after\nenable-hook H1\nexecution-async-id\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.module && !t.binding);
+        assert!(t.source.starts_with("// Flags: --expose-internals\n// what it shows.\n\nimport '../common/index.mjs';\nimport { createRequire } from 'module';\n\nconst require = createRequire(import.meta.url);\n"), "{}", t.source);
+        assert!(
+            t.source
+                .contains("require('internal/promise_hooks').createHook = () => () => {};"),
+            "{}",
+            t.source
+        );
+        assert!(t.source.ends_with("hook1.enable();\nassert.strictEqual(executionAsyncId(), 0);\nassert.deepStrictEqual(calls, []);\n"), "{}", t.source);
+        // v20 waits for its loader's requests first.
+        let t = write("entry-module\nexecution-async-id\nclose", NodeVersion::V20)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("while (loaderBusy()) {"), "{}", t.source);
+        // An .mjs in test/addons/ would not run.
+        let e = write(
+            "entry-module\ncallback-scope 5 1 R1\nclose\nclose",
+            NodeVersion::V26,
+        )
+        .err()
+        .map(|e| e.reason)
+        .unwrap_or_default();
+        assert!(e.contains(".js files only"), "{e}");
     }
 }

@@ -12,7 +12,7 @@ import globals from 'globals';
 export default [
   js.configs.recommended,
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       sourceType: 'script',
       globals: { ...globals.node },
@@ -117,6 +117,14 @@ export default [
       '@stylistic/space-unary-ops': 'error',
       '@stylistic/spaced-comment': ['error', 'always', { block: { balanced: true }, exceptions: ['-'] }],
       '@stylistic/template-curly-spacing': 'error',
+    },
+  },
+  {
+    // The tests of an ES module entry (`entry-module`): test-*.mjs.
+    files: ['**/*.mjs'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: { ...globals.node },
     },
   },
 ];
