@@ -1354,12 +1354,14 @@ impl<S: AsyncIdStack> Writer<S> {
         let mut body = String::new();
         self.write_block(0, depth, &mut body);
         let first_id = body.contains("firstId");
+        // An AsyncResource's frame is set by the test (`async-resource`).
+        let captures = !self.captured.is_empty();
         let mut flags = Vec::new();
         let internal = !self.from_internal.is_empty()
             || first_id
             || self.uses_symbol
             || self.uses_rias
-            || !self.captured.is_empty()
+            || captures
             || (self.module && !self.hooks.is_empty());
         if internal {
             flags.push("--expose-internals");
@@ -1381,7 +1383,6 @@ impl<S: AsyncIdStack> Writer<S> {
                 d(text, &mut decls);
             }
         }
-        let captures = !self.captured.is_empty();
         if captures {
             d(
                 "// The symbol under which an AsyncResource keeps the AsyncContextFrame it",
@@ -1576,7 +1577,7 @@ impl<S: AsyncIdStack> Writer<S> {
         if !self.storages.is_empty() {
             from_public.insert("AsyncLocalStorage");
         }
-        if self.uses_rias || !self.captured.is_empty() {
+        if self.uses_rias || captures {
             from_public.insert("AsyncResource");
         }
         if !from_public.is_empty() {
@@ -1599,7 +1600,7 @@ impl<S: AsyncIdStack> Writer<S> {
             let names: Vec<String> = from_internal.into_iter().collect();
             destructure(&names, "internal/async_hooks", &mut out);
         }
-        if !self.captured.is_empty() {
+        if captures {
             out.push_str("const AsyncContextFrame = require('internal/async_context_frame');\n");
         }
         if crash {
