@@ -247,21 +247,21 @@ fn abstract_env<S: AsyncIdStack>(
                 .collect(),
             s.ticks.has_tick_scheduled,
         ),
-        context: (s.context_frame.clone(), s.js_objects.clone(), s.version),
+        context: ((*s.context_frame).clone(), (*s.js_objects).clone(), s.version),
         depth: s.async_callback_scope_depth,
-        microtasks: s.microtasks.clone(),
-        rejections: s.rejections.clone(),
+        microtasks: (*s.microtasks).clone(),
+        rejections: (*s.rejections).clone(),
         env: (
-            s.heap.clone(),
+            (*s.heap).clone(),
             s.is_stopping,
-            s.destroy_async_id_list.clone(),
+            (*s.destroy_async_id_list).clone(),
             s.exited,
         ),
     }
 }
 
 fn natives<S>(ah: &AsyncHooks<S>) -> Vec<Option<NativeSlot>> {
-    ah.native_execution_async_resources.clone()
+    (*ah.native_execution_async_resources).clone()
 }
 
 /// The eager state itself, in the common shape.
