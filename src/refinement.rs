@@ -316,13 +316,28 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
     None
 }
 
-/// Check the refinement relation for a pair of states: [`holds`] decides,
-/// and only when it fails are the two abstract states built to name the
-/// first field that differs.
-pub fn verify<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
+/// Check the refinement relation for a pair of states: [`holds`] decides
+/// (comparing only what changed since its last success on this pair), and
+/// only when it fails are the two abstract states built to name the first
+/// field that differs.
+pub fn verify<S: LazyStore>(e: &mut Eager, l: &mut Environment<S>) -> Result<(), String> {
     if holds(e, l) {
         return Ok(());
     }
+    explain(e, l)
+}
+
+/// [`verify`] with every field compared ([`holds_full`]): for a pair whose
+/// marks cannot be cleared (shared borrows) or that was not checked after
+/// every op.
+pub fn verify_full<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
+    if holds_full(e, l) {
+        return Ok(());
+    }
+    explain(e, l)
+}
+
+fn explain<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
     match first_difference(&abstract_eager(e), &abstract_lazy(l)) {
         None => Err(
             "the fast refinement check and the abstraction disagree (a bug of the check)"
@@ -335,43 +350,148 @@ pub fn verify<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String>
 /// Whether `abstract_eager(e) == abstract_lazy(l)`, decided field by field
 /// on the states themselves, without building either abstraction (no
 /// allocation): the lazy chain is merged into the stack on the fly, as
-/// [`abstract_lazy`] merges it. `tests/refinement.rs` checks that the two
-/// agree, on passing runs and on mutants that break the relation.
-pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+/// [`abstract_lazy`] merges it. Every field is compared; [`holds`] decides
+/// the same, skipping what has not changed. `tests/refinement.rs` checks
+/// that this agrees with the abstraction, on passing runs and on mutants
+/// that break the relation, and that [`holds`] agrees with this.
+pub fn holds_full<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
     if e.exited && l.exited {
         // Both processes ended (an abort, a fatal exception): nothing of
         // either state is observable any more, so there is nothing to stand
         // for; what they had done before dying is compared op by op.
         return true;
     }
+    same_scalars(e, l)
+        && stack_and_native_agree(&e.async_hooks, &l.async_hooks)
+        && same_js_resources(e, l)
+        && same_frames(e, l)
+        && same_hooks(e, l)
+        && same_ticks(e, l)
+        && e.context_frame == l.context_frame
+        && e.js_objects == l.js_objects
+        && e.microtasks == l.microtasks
+        && e.rejections == l.rejections
+        && e.heap == l.heap
+        && e.destroy_async_id_list == l.destroy_async_id_list
+}
+
+/// [`holds_full`], comparing a field only if it may have changed since this
+/// function last found it equal on this pair: each compared
+/// field of the state is a [`model::env::Tracked`], marked by any mutable
+/// access to it; a group of fields is compared when a field of it is marked
+/// on either side, and its marks are cleared once it compares equal. A
+/// group unmarked on both sides holds the values it held when it last
+/// compared equal (nothing wrote to it since), so it is still equal. The
+/// marks start set (a new or cloned state), so the first call on a pair
+/// compares everything; a call may be skipped (marks only accumulate), and
+/// a failed call leaves the groups it did not find equal marked. The fields
+/// that are plain numbers and flags are compared every time. The marks of
+/// a side mean "unchanged since found equal to its partner": a state is
+/// checked against the partner it was made (or cloned) with, never against
+/// another one (`Pair` keeps the two together). `tests/refinement.rs` shows
+/// it deciding as [`holds_full`] does at every op, and failing at the same
+/// op as [`holds_full`] on every mutant.
+pub fn holds<S: LazyStore>(e: &mut Eager, l: &mut Environment<S>) -> bool {
+    if e.exited && l.exited {
+        // As in `holds_full`; the marks stay as they are.
+        return true;
+    }
+    if !same_scalars(e, l) {
+        return false;
+    }
+    // Compare the group if any of its fields is marked; clear the marks
+    // only when it compared equal.
+    macro_rules! group {
+        ($same:expr, $($field:expr),+) => {
+            if $($field.is_dirty())||+ {
+                if !$same {
+                    return false;
+                }
+                $($field.mark_compared();)+
+            }
+        };
+    }
+    {
+        let (ea, la) = (&mut e.async_hooks, &mut l.async_hooks);
+        // The eager store is not part of the relation (abstract_eager does
+        // not read it); the lazy one holds the chain.
+        group!(
+            stack_and_native_agree(ea, la),
+            ea.fields,
+            ea.async_ids_stack,
+            ea.native_execution_async_resources,
+            la.fields,
+            la.async_ids_stack,
+            la.native_execution_async_resources,
+            la.store
+        );
+    }
+    group!(
+        same_js_resources(e, l),
+        e.async_hooks.js_execution_async_resources,
+        l.async_hooks.js_execution_async_resources
+    );
+    group!(same_frames(e, l), e.frames, l.frames);
+    group!(same_hooks(e, l), e.hooks, l.hooks);
+    group!(same_ticks(e, l), e.ticks, l.ticks);
+    group!(
+        e.context_frame == l.context_frame,
+        e.context_frame,
+        l.context_frame
+    );
+    group!(e.js_objects == l.js_objects, e.js_objects, l.js_objects);
+    group!(e.microtasks == l.microtasks, e.microtasks, l.microtasks);
+    group!(e.rejections == l.rejections, e.rejections, l.rejections);
+    group!(e.heap == l.heap, e.heap, l.heap);
+    group!(
+        e.destroy_async_id_list == l.destroy_async_id_list,
+        e.destroy_async_id_list,
+        l.destroy_async_id_list
+    );
+    true
+}
+
+/// The counts (every field but kStackLength), the ids and the environment's
+/// plain flags: no [`model::env::Tracked`] field.
+fn same_scalars<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
     let (ea, la) = (&e.async_hooks, &l.async_hooks);
     let (ef, lf) = (&ea.fields, &la.fields);
-    // counts (every field but kStackLength) and ids
-    if ef.k_init != lf.k_init
-        || ef.k_before != lf.k_before
-        || ef.k_after != lf.k_after
-        || ef.k_destroy != lf.k_destroy
-        || ef.k_promise_resolve != lf.k_promise_resolve
-        || ef.k_totals != lf.k_totals
-        || ef.k_check != lf.k_check
-        || ef.k_uses_execution_async_resource != lf.k_uses_execution_async_resource
-        || ea.async_id_fields != la.async_id_fields
-    {
-        return false;
-    }
-    if !stack_and_native_agree(ea, la) {
-        return false;
-    }
-    ea.js_execution_async_resources.items() == la.js_execution_async_resources.items()
-        && e.frames.len() == l.frames.len()
+    ef.k_init == lf.k_init
+        && ef.k_before == lf.k_before
+        && ef.k_after == lf.k_after
+        && ef.k_destroy == lf.k_destroy
+        && ef.k_promise_resolve == lf.k_promise_resolve
+        && ef.k_totals == lf.k_totals
+        && ef.k_check == lf.k_check
+        && ef.k_uses_execution_async_resource == lf.k_uses_execution_async_resource
+        && ea.async_id_fields == la.async_id_fields
+        && e.version == l.version
+        && e.async_callback_scope_depth == l.async_callback_scope_depth
+        && e.is_stopping == l.is_stopping
+        && e.exited == l.exited
+}
+
+fn same_js_resources<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    e.async_hooks.js_execution_async_resources.items()
+        == l.async_hooks.js_execution_async_resources.items()
+}
+
+fn same_frames<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    e.frames.len() == l.frames.len()
         && e.frames
             .iter()
-            .zip(&l.frames)
+            .zip(l.frames.iter())
             .all(|(a, b)| same_frame(a, b))
-        && e.hooks.created == l.hooks.created
+}
+
+fn same_hooks<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    e.hooks.created == l.hooks.created
         && e.hooks.active == l.hooks.active
         && e.hooks.trampoline_installed == l.hooks.trampoline_installed
-        && e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
+}
+
+fn same_ticks<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
         && e.ticks.queue.len() == l.ticks.queue.len()
         && e.ticks.queue.iter().zip(&l.ticks.queue).all(|(a, b)| {
             (
@@ -388,16 +508,6 @@ pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
                 b.body,
             )
         })
-        && e.context_frame == l.context_frame
-        && e.js_objects == l.js_objects
-        && e.version == l.version
-        && e.async_callback_scope_depth == l.async_callback_scope_depth
-        && e.microtasks == l.microtasks
-        && e.rejections == l.rejections
-        && e.heap == l.heap
-        && e.is_stopping == l.is_stopping
-        && e.destroy_async_id_list == l.destroy_async_id_list
-        && e.exited == l.exited
 }
 
 /// Whether `abstract_frame(a) == abstract_frame(b)`, compared in place.
