@@ -47,7 +47,7 @@ pub use enabled::Refusal;
 use hooks::Hooks;
 use resources::ScopeSerial;
 use ticks::TickQueue;
-pub use tracked::Tracked;
+pub use tracked::{Tracked, TrackedVec};
 
 /// The process died: the terminal observation that says how.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,7 +163,7 @@ pub struct Environment<S: AsyncIdStack> {
     /// Unhandled promise rejections waiting to be reported.
     pub rejections: Tracked<rejections::Rejections>,
     /// The call stack, outermost first; the first frame is the main script's scope.
-    pub frames: Tracked<Vec<Frame<S>>>,
+    pub frames: TrackedVec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
     pub async_callback_scope_depth: u32,
     /// What resource pointers read through: reset Globals, open scopes.
@@ -216,7 +216,7 @@ impl<S: AsyncIdStack> Environment<S> {
             ticks: Tracked::default(),
             microtasks: Tracked::default(),
             rejections: Tracked::default(),
-            frames: Tracked::default(),
+            frames: TrackedVec::default(),
             async_callback_scope_depth: 0,
             heap: Tracked::default(),
             is_stopping: false,

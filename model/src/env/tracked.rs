@@ -141,9 +141,163 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Tracked<T> {
     }
 }
 
+/// A vector that remembers, beside whether it may have changed (as
+/// [`Tracked`]), how many of its leading items are untouched since the last
+/// [`TrackedVec::mark_compared`]: `push` leaves every item untouched, `pop`,
+/// `remove` and `last_mut` touch only the items from where they act, and any
+/// other mutable access (`DerefMut`) counts as touching them all. So a
+/// comparison of two vectors found equal before need only look at the
+/// lengths and at the items from [`TrackedVec::untouched`] on.
+pub struct TrackedVec<T> {
+    items: Vec<T>,
+    dirty: bool,
+    untouched: usize,
+}
+
+impl<T> TrackedVec<T> {
+    /// `items`, marked as changed, none untouched.
+    #[inline]
+    pub const fn new(items: Vec<T>) -> Self {
+        TrackedVec {
+            items,
+            dirty: true,
+            untouched: 0,
+        }
+    }
+
+    /// Whether anything may have changed since the last
+    /// [`TrackedVec::mark_compared`].
+    #[inline]
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// How many leading items no mutable access reached since the last
+    /// [`TrackedVec::mark_compared`] (0 for a new or cloned vector); never
+    /// more than the length.
+    #[inline]
+    pub fn untouched(&self) -> usize {
+        self.untouched
+    }
+
+    /// Clear the mark, every item untouched: the caller has just found the
+    /// vector equal to its counterpart.
+    #[inline]
+    pub fn mark_compared(&mut self) {
+        self.dirty = false;
+        self.untouched = self.items.len();
+    }
+
+    /// `Vec::push`: the items before it stay untouched.
+    #[inline]
+    pub fn push(&mut self, item: T) {
+        self.dirty = true;
+        self.items.push(item);
+    }
+
+    /// `Vec::pop`: the items before the last stay untouched.
+    #[inline]
+    pub fn pop(&mut self) -> Option<T> {
+        self.dirty = true;
+        let item = self.items.pop();
+        self.untouched = self.untouched.min(self.items.len());
+        item
+    }
+
+    /// `Vec::remove`: the items before `index` stay untouched.
+    #[inline]
+    pub fn remove(&mut self, index: usize) -> T {
+        self.dirty = true;
+        self.untouched = self.untouched.min(index);
+        self.items.remove(index)
+    }
+
+    /// `<[T]>::last_mut`: the items before the last stay untouched.
+    #[inline]
+    pub fn last_mut(&mut self) -> Option<&mut T> {
+        self.dirty = true;
+        self.untouched = self.untouched.min(self.items.len().saturating_sub(1));
+        self.items.last_mut()
+    }
+}
+
+impl<T> Deref for TrackedVec<T> {
+    type Target = Vec<T>;
+    #[inline(always)]
+    fn deref(&self) -> &Vec<T> {
+        &self.items
+    }
+}
+
+impl<T> DerefMut for TrackedVec<T> {
+    /// Any other mutable access: every item counts as touched.
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        self.dirty = true;
+        self.untouched = 0;
+        &mut self.items
+    }
+}
+
+impl<'a, T> IntoIterator for &'a TrackedVec<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    /// The items, read: no mark.
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut TrackedVec<T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    /// The items, mutably: every item touched, as `DerefMut`.
+    fn into_iter(self) -> Self::IntoIter {
+        (**self).iter_mut()
+    }
+}
+
+impl<T> Default for TrackedVec<T> {
+    fn default() -> Self {
+        TrackedVec::new(Vec::new())
+    }
+}
+
+impl<T: Clone> Clone for TrackedVec<T> {
+    /// A copy of the items, marked as changed, none untouched.
+    fn clone(&self) -> Self {
+        TrackedVec::new(self.items.clone())
+    }
+}
+
+impl<T: PartialEq> PartialEq for TrackedVec<T> {
+    /// The items compared; the marks ignored.
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items
+    }
+}
+
+impl<T: Eq> Eq for TrackedVec<T> {}
+
+impl<T: Hash> Hash for TrackedVec<T> {
+    /// The items' hash (as a `Vec`'s); the marks ignored.
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.items.hash(state)
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for TrackedVec<T> {
+    /// The items' `Debug`, as if there were no wrapper.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.items.fmt(f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Tracked;
+    use super::{Tracked, TrackedVec};
 
     #[test]
     fn a_mutable_access_marks_and_only_mark_compared_clears() {
@@ -161,5 +315,34 @@ mod tests {
         t.mark_compared();
         assert!(t.clone().is_dirty(), "a clone is marked");
         assert_eq!(t.clone(), t, "equality ignores the mark");
+    }
+
+    #[test]
+    fn a_tracked_vec_counts_the_items_no_mutation_reached() {
+        let mut v = TrackedVec::new(vec![1, 2, 3]);
+        assert!(v.is_dirty());
+        assert_eq!(v.untouched(), 0, "a new vector has nothing untouched");
+        v.mark_compared();
+        assert_eq!((v.is_dirty(), v.untouched()), (false, 3));
+        v.push(4);
+        assert_eq!((v.is_dirty(), v.untouched()), (true, 3));
+        v.pop();
+        v.pop();
+        assert_eq!(v.untouched(), 2);
+        *v.last_mut().unwrap() = 9;
+        assert_eq!(v.untouched(), 1);
+        v.mark_compared();
+        v.remove(1);
+        assert_eq!(v.untouched(), 1);
+        v.mark_compared();
+        v.iter_mut().for_each(|x| *x += 1);
+        assert_eq!((v.is_dirty(), v.untouched()), (true, 0));
+        v.mark_compared();
+        for x in &mut v {
+            *x += 1;
+        }
+        assert_eq!(v.untouched(), 0, "a mutable iteration touches every item");
+        assert_eq!(v.clone().untouched(), 0);
+        assert_eq!(v.clone(), v, "equality ignores the marks");
     }
 }
