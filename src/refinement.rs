@@ -414,17 +414,29 @@ pub fn holds<S: LazyStore>(e: &mut Eager, l: &mut Environment<S>) -> bool {
     {
         let (ea, la) = (&mut e.async_hooks, &mut l.async_hooks);
         // The eager store is not part of the relation (abstract_eager does
-        // not read it); the lazy one holds the chain.
-        group!(
-            stack_and_native_agree(ea, la),
-            ea.fields,
-            ea.async_ids_stack,
-            ea.native_execution_async_resources,
-            la.fields,
-            la.async_ids_stack,
-            la.native_execution_async_resources,
-            la.store
-        );
+        // not read it); of the lazy one only the chain is.
+        let chain_dirty = la.store.lazy().lazy_scopes.is_dirty();
+        if ea.fields.is_dirty()
+            || ea.async_ids_stack.is_dirty()
+            || ea.native_execution_async_resources.is_dirty()
+            || la.fields.is_dirty()
+            || la.async_ids_stack.is_dirty()
+            || la.native_execution_async_resources.is_dirty()
+            || chain_dirty
+        {
+            let from = stack_untouched_below(ea, la);
+            let Some(merged) = stack_and_native_agree_from(ea, la, from) else {
+                return false;
+            };
+            let (e_len, l_len) = (ea.fields.k_stack_length, la.fields.k_stack_length);
+            ea.fields.mark_compared();
+            ea.async_ids_stack.mark_compared_up_to(e_len as usize);
+            ea.native_execution_async_resources.mark_compared();
+            la.fields.mark_compared();
+            la.async_ids_stack.mark_compared_up_to(l_len as usize);
+            la.native_execution_async_resources.mark_compared();
+            (la.store.lazy_mut().lazy_scopes).mark_compared_up_to(merged);
+        }
     }
     group!(
         same_js_resources(e, l),
@@ -628,33 +640,93 @@ fn same_scope<E: AsyncIdStack, S: AsyncIdStack>(
         && a.prior_context_frame == b.prior_context_frame
 }
 
-/// The `stack` and `native` fields of the two abstractions, compared entry
-/// by entry while merging the lazy chain in (as [`abstract_lazy`] does).
-fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> bool {
-    let e_len = ea.fields.k_stack_length as usize;
-    let e_stack = &ea.async_ids_stack[..e_len];
-    let e_native = &ea.native_execution_async_resources;
-    let l_native = &la.native_execution_async_resources;
-    let native_at = |v: &Vec<Option<NativeSlot>>, i: usize| v.get(i).copied().flatten();
+/// The links of the chain [`abstract_lazy`] merges: in chain order while
+/// their positions do not go down and stay within the stack (it never
+/// takes a link past one it cannot place).
+fn merged_links<S: LazyStore>(la: &AsyncHooks<S>) -> usize {
     let l_len = la.fields.k_stack_length as usize;
-    let l_stack = &la.async_ids_stack[..l_len];
-    // The links [`abstract_lazy`] merges: in chain order while their
-    // positions do not go down and stay within the stack (it never takes
-    // a link past one it cannot place).
-    let chain = &la.store.lazy().lazy_scopes;
     let mut last = 0;
-    let merged = chain
-        .iter()
+    (la.store.lazy().lazy_scopes.iter())
         .take_while(|link| {
             let at = link.stack_position as usize;
             let placed = at >= last && at <= l_len;
             last = at;
             placed
         })
+        .count()
+}
+
+/// A merged stack index below which every entry and native resource of
+/// both sides is what it was when the stack group was last found equal
+/// (the marks of [`model::env::TrackedVec`]), so that the entries below it
+/// need no comparison. Eager: below the untouched prefixes of its stack
+/// (marked up to `kStackLength`) and of its native array, and below its
+/// length. Lazy: below the untouched native prefix, below the merged index
+/// of the first stack entry past the untouched prefix of its stack, and,
+/// if a link of the chain was touched (or one unplaced at the last
+/// comparison may be placed now), below the merged index just after the
+/// last untouched link: the first touched link, the one it replaced, or a
+/// link placed since, cannot have been placed lower than that (placed
+/// positions do not go down), so below it the merged order is the one of
+/// the last comparison. 0 when the last untouched link is the first.
+fn stack_untouched_below<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> usize {
+    let e_len = ea.fields.k_stack_length as usize;
+    let eager = (ea.async_ids_stack.untouched())
+        .min(ea.native_execution_async_resources.untouched())
+        .min(e_len);
+    let l_len = la.fields.k_stack_length as usize;
+    let chain = &la.store.lazy().lazy_scopes;
+    let merged = merged_links(la);
+    let untouched_links = chain.untouched().min(merged);
+    let links_bound = if !chain.is_dirty() && chain.untouched() == chain.len() {
+        // No link changed and every link was placed: the links placed now
+        // are a prefix of those (fewer, if the stack got shorter).
+        usize::MAX
+    } else if untouched_links == 0 {
+        0
+    } else {
+        chain[untouched_links - 1].stack_position as usize + untouched_links
+    };
+    // The merged index of stack entry `p`: `p` plus the placed links at or
+    // below it.
+    let p = la.async_ids_stack.untouched().min(l_len);
+    let below_p = chain[..merged]
+        .iter()
+        .take_while(|link| link.stack_position as usize <= p)
         .count();
-    let chain = &chain[..merged];
+    let stack_bound = p + below_p;
+    eager
+        .min(la.native_execution_async_resources.untouched())
+        .min(links_bound)
+        .min(stack_bound)
+}
+
+/// The `stack` and `native` fields of the two abstractions, compared entry
+/// by entry while merging the lazy chain in (as [`abstract_lazy`] does).
+fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> bool {
+    stack_and_native_agree_from(ea, la, 0).is_some()
+}
+
+/// [`stack_and_native_agree`], the entries and native resources at merged
+/// indices below `from` taken as equal (the lengths, and the native
+/// resources past the eager stack, always compared); the number of links
+/// merged when they agree.
+fn stack_and_native_agree_from<E, S: LazyStore>(
+    ea: &AsyncHooks<E>,
+    la: &AsyncHooks<S>,
+    from: usize,
+) -> Option<usize> {
+    let e_len = ea.fields.k_stack_length as usize;
+    let e_stack = &ea.async_ids_stack[..e_len];
+    let e_native = &ea.native_execution_async_resources;
+    let l_native = &la.native_execution_async_resources;
+    let native_at = |v: &[Option<NativeSlot>], i: usize| v.get(i).copied().flatten();
+    let l_len = la.fields.k_stack_length as usize;
+    let l_stack = &la.async_ids_stack[..l_len];
+    let merged = merged_links(la);
+    let chain = &la.store.lazy().lazy_scopes[..merged];
     if e_len != l_len + merged {
-        return false;
+        return None;
     }
     // Between two links the merged stack is a run of the lazy side's own
     // entries, at the same native indices on both sides: compared as slices.
@@ -666,27 +738,36 @@ fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S
             _ => (from..to).all(|i| native_at(e_native, i) == native_at(l_native, i)),
         }
     };
+    // A run of `run` lazy entries from `position`, at merged `index`: the
+    // part at merged indices from `from` on.
+    let same_run = |index: usize, position: usize, run: usize| {
+        let skip = from.saturating_sub(index).min(run);
+        let (index, position, run) = (index + skip, position + skip, run - skip);
+        e_stack[index..index + run] == l_stack[position..position + run]
+            && same_natives(index, index + run)
+    };
     let (mut index, mut position) = (0, 0);
     for link in chain {
         let at = link.stack_position as usize;
         let run = at - position;
-        if e_stack[index..index + run] != l_stack[position..at] || !same_natives(index, index + run)
-        {
-            return false;
+        if !same_run(index, position, run) {
+            return None;
         }
         index += run;
         position = at;
-        if e_stack[index] != link.saved || native_at(e_native, index) != Some(link.resource) {
-            return false;
+        if index >= from
+            && (e_stack[index] != link.saved || native_at(e_native, index) != Some(link.resource))
+        {
+            return None;
         }
         index += 1;
     }
-    let run = l_len - position;
-    if e_stack[index..] != l_stack[position..] || !same_natives(index, index + run) {
-        return false;
+    if !same_run(index, position, l_len - position) {
+        return None;
     }
     // Past the merged stack, the native arrays as they are (trailing
     // empties do not count: compare with empties past either end).
     (e_len..e_native.len().max(l_native.len()))
         .all(|i| native_at(e_native, i) == native_at(l_native, i))
+        .then_some(merged)
 }

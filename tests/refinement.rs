@@ -153,6 +153,35 @@ fn a_change_after_a_successful_check_is_seen() {
         !holds(&mut pair.eager, &mut pair.lazy),
         "the outermost frame changed under the innermost ones"
     );
+    // Below the top of the stack, on either side: an eager entry, an eager
+    // native resource, a link of the lazy chain (no hook is on: the two
+    // scopes are lazy).
+    let nested = || {
+        let mut pair = Pair::new();
+        for op in trace.ops() {
+            let _ = pair.step(&op).expect("the sides agree");
+        }
+        assert!(holds(&mut pair.eager, &mut pair.lazy));
+        assert!(pair.lazy.async_hooks.store.lazy_scopes.len() >= 2);
+        assert!(holds(&mut pair.eager, &mut pair.lazy), "nothing changed");
+        pair
+    };
+    let mut pair = nested();
+    pair.eager.async_hooks.async_ids_stack[0].1 += 1;
+    assert!(!holds(&mut pair.eager, &mut pair.lazy), "an eager entry changed");
+    let mut pair = nested();
+    pair.eager.async_hooks.native_execution_async_resources[1] = None;
+    assert!(!holds(&mut pair.eager, &mut pair.lazy), "an eager resource changed");
+    let mut pair = nested();
+    pair.lazy.async_hooks.store.lazy_scopes[0].saved.0 += 1;
+    assert!(!holds(&mut pair.eager, &mut pair.lazy), "the first link changed");
+    let mut pair = nested();
+    let top = pair.lazy.async_hooks.store.lazy_scopes.pop().expect("a link");
+    pair.lazy.async_hooks.store.lazy_scopes.pop();
+    pair.lazy.async_hooks.store.lazy_scopes.push(top);
+    pair.lazy.async_hooks.fields.k_stack_length += 1;
+    assert!(!holds_full(&pair.eager, &pair.lazy));
+    assert!(!holds(&mut pair.eager, &mut pair.lazy), "a link replaced below the top");
     let mut pair = Pair::new();
     assert!(holds(&mut pair.eager, &mut pair.lazy));
     pair.lazy.heap.reset_globals.insert(model::vocab::ResourceId(7));

@@ -4,7 +4,7 @@
 use super::async_id_stack::AsyncIdStack;
 use super::fields::{AsyncIdFields, Fields};
 use super::resources::{Heap, JsArray, NativeSlot};
-use super::tracked::Tracked;
+use super::tracked::{Tracked, TrackedVec};
 use super::Died;
 use crate::vocab::{AsyncId, Cost, FailedCheck, Observation, ResourceView};
 
@@ -22,15 +22,15 @@ pub struct AsyncHooks<S> {
     pub async_id_fields: AsyncIdFields,
     /// `async_ids_stack_`: the saved (execution, trigger) pairs; `len()` is
     /// not the stack length, `fields.k_stack_length` is.
-    pub async_ids_stack: Tracked<Vec<(AsyncId, AsyncId)>>,
+    pub async_ids_stack: TrackedVec<(AsyncId, AsyncId)>,
     /// Pairs that `async_ids_stack_` can hold before `grow_async_ids_stack`.
     pub stack_capacity_pairs: usize,
     /// `native_execution_async_resources_`.
-    pub native_execution_async_resources: Tracked<Vec<Option<NativeSlot>>>,
+    pub native_execution_async_resources: TrackedVec<Option<NativeSlot>>,
     /// `js_execution_async_resources_` (`execution_async_resources` in JS).
     pub js_execution_async_resources: Tracked<JsArray>,
     /// What the store keeps beside Node's fields.
-    pub store: Tracked<S>,
+    pub store: S,
     /// Work done, in the shared units.
     pub cost: Cost,
 }
@@ -41,11 +41,11 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
         AsyncHooks {
             fields: Tracked::new(Fields::new()),
             async_id_fields: AsyncIdFields::new(),
-            async_ids_stack: Tracked::new(vec![(0, 0); INITIAL_STACK_PAIRS]),
+            async_ids_stack: TrackedVec::new(vec![(0, 0); INITIAL_STACK_PAIRS]),
             stack_capacity_pairs: INITIAL_STACK_PAIRS,
-            native_execution_async_resources: Tracked::default(),
+            native_execution_async_resources: TrackedVec::default(),
             js_execution_async_resources: Tracked::default(),
-            store: Tracked::new(store),
+            store,
             cost: Cost::default(),
         }
     }
@@ -208,7 +208,7 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
         if !self.native_execution_async_resources.is_empty() {
             self.cost.resource_writes += 1;
         }
-        *self.native_execution_async_resources = Vec::new();
+        self.native_execution_async_resources = TrackedVec::default();
         self.async_id_fields.k_execution_async_id = 0;
         self.async_id_fields.k_trigger_async_id = 0;
         self.fields.k_stack_length = 0;

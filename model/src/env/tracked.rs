@@ -188,6 +188,43 @@ impl<T> TrackedVec<T> {
         self.untouched = self.items.len();
     }
 
+    /// Clear the mark, the first `n` items (at most the length) untouched:
+    /// the caller has just found those equal to their counterparts (a
+    /// comparison that reads only the first `n`, as the id stack's up to
+    /// `kStackLength`).
+    #[inline]
+    pub fn mark_compared_up_to(&mut self, n: usize) {
+        self.dirty = false;
+        self.untouched = n.min(self.items.len());
+    }
+
+    /// `Vec::resize`: the items before the new length stay untouched.
+    #[inline]
+    pub fn resize(&mut self, len: usize, value: T)
+    where
+        T: Clone,
+    {
+        self.dirty = true;
+        self.untouched = self.untouched.min(len);
+        self.items.resize(len, value);
+    }
+
+    /// `Vec::truncate`: the items before the new length stay untouched.
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        self.dirty = true;
+        self.untouched = self.untouched.min(len);
+        self.items.truncate(len);
+    }
+
+    /// `Vec::clear`: nothing is left, nothing untouched.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.dirty = true;
+        self.untouched = 0;
+        self.items.clear();
+    }
+
     /// `Vec::push`: the items before it stay untouched.
     #[inline]
     pub fn push(&mut self, item: T) {
@@ -236,6 +273,25 @@ impl<T> DerefMut for TrackedVec<T> {
         self.dirty = true;
         self.untouched = 0;
         &mut self.items
+    }
+}
+
+impl<T, I: std::slice::SliceIndex<[T]>> std::ops::Index<I> for TrackedVec<T> {
+    type Output = I::Output;
+    /// `v[i]`, `v[a..b]`, read: no mark.
+    #[inline(always)]
+    fn index(&self, index: I) -> &I::Output {
+        &self.items[index]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for TrackedVec<T> {
+    /// `v[i] = x` and `&mut v[i]`: the items before `i` stay untouched.
+    #[inline(always)]
+    fn index_mut(&mut self, index: usize) -> &mut T {
+        self.dirty = true;
+        self.untouched = self.untouched.min(index);
+        &mut self.items[index]
     }
 }
 
@@ -337,6 +393,22 @@ mod tests {
         v.mark_compared();
         v.iter_mut().for_each(|x| *x += 1);
         assert_eq!((v.is_dirty(), v.untouched()), (true, 0));
+        v.mark_compared();
+        v[1] = 5;
+        assert_eq!(v.untouched(), 1, "an indexed write touches from its index");
+        v.mark_compared();
+        v.resize(4, 0);
+        assert_eq!(v.untouched(), 2, "growing touches nothing before");
+        v.truncate(1);
+        assert_eq!(v.untouched(), 1);
+        v.mark_compared_up_to(9);
+        assert_eq!(v.untouched(), 1, "never past the length");
+        v.resize(3, 0);
+        v.mark_compared_up_to(2);
+        assert_eq!((v.is_dirty(), v.untouched()), (false, 2));
+        v.clear();
+        assert_eq!(v.untouched(), 0);
+        v.push(1);
         v.mark_compared();
         for x in &mut v {
             *x += 1;
