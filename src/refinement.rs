@@ -424,10 +424,11 @@ pub fn holds<S: LazyStore>(e: &mut Eager, l: &mut Environment<S>) -> bool {
             || la.native_execution_async_resources.is_dirty()
             || chain_dirty
         {
-            let from = stack_untouched_below(ea, la);
-            let Some(merged) = stack_and_native_agree_from(ea, la, from) else {
+            let merged = merged_links(la);
+            let from = stack_untouched_below(ea, la, merged);
+            if !stack_and_native_agree_from(ea, la, merged, from) {
                 return false;
-            };
+            }
             let (e_len, l_len) = (ea.fields.k_stack_length, la.fields.k_stack_length);
             ea.fields.mark_compared();
             ea.async_ids_stack.mark_compared_up_to(e_len as usize);
@@ -669,14 +670,18 @@ fn merged_links<S: LazyStore>(la: &AsyncHooks<S>) -> usize {
 /// link placed since, cannot have been placed lower than that (placed
 /// positions do not go down), so below it the merged order is the one of
 /// the last comparison. 0 when the last untouched link is the first.
-fn stack_untouched_below<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> usize {
+/// `merged` is [`merged_links`].
+fn stack_untouched_below<E, S: LazyStore>(
+    ea: &AsyncHooks<E>,
+    la: &AsyncHooks<S>,
+    merged: usize,
+) -> usize {
     let e_len = ea.fields.k_stack_length as usize;
     let eager = (ea.async_ids_stack.untouched())
         .min(ea.native_execution_async_resources.untouched())
         .min(e_len);
     let l_len = la.fields.k_stack_length as usize;
     let chain = &la.store.lazy().lazy_scopes;
-    let merged = merged_links(la);
     let untouched_links = chain.untouched().min(merged);
     let links_bound = if !chain.is_dirty() && chain.untouched() == chain.len() {
         // No link changed and every link was placed: the links placed now
@@ -690,10 +695,8 @@ fn stack_untouched_below<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>
     // The merged index of stack entry `p`: `p` plus the placed links at or
     // below it.
     let p = la.async_ids_stack.untouched().min(l_len);
-    let below_p = chain[..merged]
-        .iter()
-        .take_while(|link| link.stack_position as usize <= p)
-        .count();
+    // (Placed positions do not go down.)
+    let below_p = chain[..merged].partition_point(|link| link.stack_position as usize <= p);
     let stack_bound = p + below_p;
     eager
         .min(la.native_execution_async_resources.untouched())
@@ -704,18 +707,19 @@ fn stack_untouched_below<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>
 /// The `stack` and `native` fields of the two abstractions, compared entry
 /// by entry while merging the lazy chain in (as [`abstract_lazy`] does).
 fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> bool {
-    stack_and_native_agree_from(ea, la, 0).is_some()
+    stack_and_native_agree_from(ea, la, merged_links(la), 0)
 }
 
 /// [`stack_and_native_agree`], the entries and native resources at merged
 /// indices below `from` taken as equal (the lengths, and the native
-/// resources past the eager stack, always compared); the number of links
-/// merged when they agree.
+/// resources past the eager stack, always compared); `merged` is
+/// [`merged_links`].
 fn stack_and_native_agree_from<E, S: LazyStore>(
     ea: &AsyncHooks<E>,
     la: &AsyncHooks<S>,
+    merged: usize,
     from: usize,
-) -> Option<usize> {
+) -> bool {
     let e_len = ea.fields.k_stack_length as usize;
     let e_stack = &ea.async_ids_stack[..e_len];
     let e_native = &ea.native_execution_async_resources;
@@ -723,10 +727,9 @@ fn stack_and_native_agree_from<E, S: LazyStore>(
     let native_at = |v: &[Option<NativeSlot>], i: usize| v.get(i).copied().flatten();
     let l_len = la.fields.k_stack_length as usize;
     let l_stack = &la.async_ids_stack[..l_len];
-    let merged = merged_links(la);
     let chain = &la.store.lazy().lazy_scopes[..merged];
     if e_len != l_len + merged {
-        return None;
+        return false;
     }
     // Between two links the merged stack is a run of the lazy side's own
     // entries, at the same native indices on both sides: compared as slices.
@@ -746,28 +749,45 @@ fn stack_and_native_agree_from<E, S: LazyStore>(
         e_stack[index..index + run] == l_stack[position..position + run]
             && same_natives(index, index + run)
     };
-    let (mut index, mut position) = (0, 0);
-    for link in chain {
+    // Link k sits at merged index `stack_position + k`, which goes up with
+    // k: start at the first link at or past `from`, just after the one
+    // before it.
+    let (mut first, mut above) = (0, chain.len());
+    while first < above {
+        let mid = (first + above) / 2;
+        if chain[mid].stack_position as usize + mid < from {
+            first = mid + 1;
+        } else {
+            above = mid;
+        }
+    }
+    let (mut index, mut position) = match first {
+        0 => (0, 0),
+        k => {
+            let at = chain[k - 1].stack_position as usize;
+            (at + k, at)
+        }
+    };
+    for link in &chain[first..] {
         let at = link.stack_position as usize;
         let run = at - position;
         if !same_run(index, position, run) {
-            return None;
+            return false;
         }
         index += run;
         position = at;
         if index >= from
             && (e_stack[index] != link.saved || native_at(e_native, index) != Some(link.resource))
         {
-            return None;
+            return false;
         }
         index += 1;
     }
     if !same_run(index, position, l_len - position) {
-        return None;
+        return false;
     }
     // Past the merged stack, the native arrays as they are (trailing
     // empties do not count: compare with empties past either end).
     (e_len..e_native.len().max(l_native.len()))
         .all(|i| native_at(e_native, i) == native_at(l_native, i))
-        .then_some(merged)
 }
