@@ -661,8 +661,9 @@ fn merged_links<S: LazyStore>(la: &AsyncHooks<S>) -> usize {
 /// both sides is what it was when the stack group was last found equal
 /// (the marks of [`model::env::TrackedVec`]), so that the entries below it
 /// need no comparison. Eager: below the untouched prefixes of its stack
-/// (marked up to `kStackLength`) and of its native array, and below its
-/// length. Lazy: below the untouched native prefix, below the merged index
+/// (marked up to `kStackLength`) and of its native array (if it was
+/// reached at all), and below its length. Lazy: below the untouched native
+/// prefix (likewise), below the merged index
 /// of the first stack entry past the untouched prefix of its stack, and,
 /// if a link of the chain was touched (or one unplaced at the last
 /// comparison may be placed now), below the merged index just after the
@@ -676,9 +677,16 @@ fn stack_untouched_below<E, S: LazyStore>(
     la: &AsyncHooks<S>,
     merged: usize,
 ) -> usize {
+    // A native array no access reached is the same at every index, the
+    // empties past its end included; one that was reached, below its
+    // untouched prefix only.
+    let natives = |v: &model::env::TrackedVec<Option<NativeSlot>>| match v.is_dirty() {
+        true => v.untouched(),
+        false => usize::MAX,
+    };
     let e_len = ea.fields.k_stack_length as usize;
     let eager = (ea.async_ids_stack.untouched())
-        .min(ea.native_execution_async_resources.untouched())
+        .min(natives(&ea.native_execution_async_resources))
         .min(e_len);
     let l_len = la.fields.k_stack_length as usize;
     let chain = &la.store.lazy().lazy_scopes;
@@ -699,7 +707,7 @@ fn stack_untouched_below<E, S: LazyStore>(
     let below_p = chain[..merged].partition_point(|link| link.stack_position as usize <= p);
     let stack_bound = p + below_p;
     eager
-        .min(la.native_execution_async_resources.untouched())
+        .min(natives(&la.native_execution_async_resources))
         .min(links_bound)
         .min(stack_bound)
 }
