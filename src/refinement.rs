@@ -247,7 +247,11 @@ fn abstract_env<S: AsyncIdStack>(
                 .collect(),
             s.ticks.has_tick_scheduled,
         ),
-        context: ((*s.context_frame).clone(), (*s.js_objects).clone(), s.version),
+        context: (
+            (*s.context_frame).clone(),
+            (*s.js_objects).clone(),
+            s.version,
+        ),
         depth: s.async_callback_scope_depth,
         microtasks: (*s.microtasks).clone(),
         rejections: (*s.rejections).clone(),

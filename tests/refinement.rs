@@ -168,26 +168,50 @@ fn a_change_after_a_successful_check_is_seen() {
     };
     let mut pair = nested();
     pair.eager.async_hooks.async_ids_stack[0].1 += 1;
-    assert!(!holds(&mut pair.eager, &mut pair.lazy), "an eager entry changed");
+    assert!(
+        !holds(&mut pair.eager, &mut pair.lazy),
+        "an eager entry changed"
+    );
     let mut pair = nested();
     pair.eager.async_hooks.native_execution_async_resources[1] = None;
-    assert!(!holds(&mut pair.eager, &mut pair.lazy), "an eager resource changed");
+    assert!(
+        !holds(&mut pair.eager, &mut pair.lazy),
+        "an eager resource changed"
+    );
     let mut pair = nested();
     pair.lazy.async_hooks.store.lazy_scopes[0].saved.0 += 1;
-    assert!(!holds(&mut pair.eager, &mut pair.lazy), "the first link changed");
+    assert!(
+        !holds(&mut pair.eager, &mut pair.lazy),
+        "the first link changed"
+    );
     let mut pair = nested();
-    let top = pair.lazy.async_hooks.store.lazy_scopes.pop().expect("a link");
+    let top = pair
+        .lazy
+        .async_hooks
+        .store
+        .lazy_scopes
+        .pop()
+        .expect("a link");
     pair.lazy.async_hooks.store.lazy_scopes.pop();
     pair.lazy.async_hooks.store.lazy_scopes.push(top);
     pair.lazy.async_hooks.fields.k_stack_length += 1;
     assert!(!holds_full(&pair.eager, &pair.lazy));
-    assert!(!holds(&mut pair.eager, &mut pair.lazy), "a link replaced below the top");
+    assert!(
+        !holds(&mut pair.eager, &mut pair.lazy),
+        "a link replaced below the top"
+    );
     let mut pair = Pair::new();
     assert!(holds(&mut pair.eager, &mut pair.lazy));
-    pair.lazy.heap.reset_globals.insert(model::vocab::ResourceId(7));
+    pair.lazy
+        .heap
+        .reset_globals
+        .insert(model::vocab::ResourceId(7));
     assert!(!holds(&mut pair.eager, &mut pair.lazy), "the heap changed");
     let mut pair = Pair::new();
     assert!(holds(&mut pair.eager, &mut pair.lazy));
     pair.eager.async_hooks.async_ids_stack[0] = (42, 42);
-    assert!(!holds(&mut pair.eager, &mut pair.lazy), "the eager stack changed");
+    assert!(
+        !holds(&mut pair.eager, &mut pair.lazy),
+        "the eager stack changed"
+    );
 }

@@ -365,7 +365,8 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `new AsyncResource()` for the object `r`, as far as the frame goes:
     /// `this[contextFrameSymbol] = AsyncContextFrame.current()`.
     pub(crate) fn async_resource(&mut self, r: ResourceId) {
-        self.js_objects.capture(r, ContextFrame::clone(&self.context_frame));
+        self.js_objects
+            .capture(r, ContextFrame::clone(&self.context_frame));
     }
 }
 
