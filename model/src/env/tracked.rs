@@ -393,6 +393,7 @@ mod tests {
         v.mark_compared();
         v.iter_mut().for_each(|x| *x += 1);
         assert_eq!((v.is_dirty(), v.untouched()), (true, 0));
+        v.push(7);
         v.mark_compared();
         v[1] = 5;
         assert_eq!(v.untouched(), 1, "an indexed write touches from its index");
