@@ -242,20 +242,22 @@ impl CaseGen {
         }
         let building = !self.built;
         let mut weights = phase.weights;
-        for &kind in OpKind::ALL {
-            let w = &mut weights[kind as usize];
-            // In a reaction's body that started without promise hooks,
-            // enabling one is what makes promiseAfterHook skip its pop.
-            if kind == OpKind::EnableHook && reaction_without_hooks {
-                *w *= 8;
-            }
-            if building {
+        if building {
+            for &kind in OpKind::ALL {
+                let w = &mut weights[kind as usize];
                 match draw::weights(kind).role {
                     Role::Deepens => *w *= 8,
                     Role::Unwinds | Role::EndsJs => *w = 0,
                     Role::Other => {}
                 }
             }
+        }
+        // In a reaction's body that started without promise hooks,
+        // enabling one is what makes promiseAfterHook skip its pop (the
+        // factors commute with the building ones: the same weight as
+        // applying both per kind).
+        if reaction_without_hooks {
+            weights[OpKind::EnableHook as usize] *= 8;
         }
         // `stop` only with a scope open above the main script's: a case
         // that stops at once does little else.

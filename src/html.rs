@@ -462,7 +462,7 @@ fn record_on<S: LazyStore>(mut pair: Pair<S>, trace: &Trace, mutant: Option<Muta
         };
         let same = eager == lazy;
         let refinement = if same && eager.is_ok() && refinement_break.is_none() {
-            crate::refinement::verify(&pair.eager, &pair.lazy).err()
+            crate::refinement::verify(&mut pair.eager, &mut pair.lazy).err()
         } else {
             None
         };

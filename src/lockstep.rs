@@ -213,7 +213,7 @@ impl<S: LazyStore> Pair<S> {
         match self.step(op) {
             Ok(answer) => {
                 if refinement {
-                    if let Err(why) = crate::refinement::verify(&self.eager, &self.lazy) {
+                    if let Err(why) = crate::refinement::verify(&mut self.eager, &mut self.lazy) {
                         return Err(Box::new(Divergence {
                             index,
                             op: op.clone(),

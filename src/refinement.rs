@@ -247,21 +247,25 @@ fn abstract_env<S: AsyncIdStack>(
                 .collect(),
             s.ticks.has_tick_scheduled,
         ),
-        context: (s.context_frame.clone(), s.js_objects.clone(), s.version),
+        context: (
+            (*s.context_frame).clone(),
+            (*s.js_objects).clone(),
+            s.version,
+        ),
         depth: s.async_callback_scope_depth,
-        microtasks: s.microtasks.clone(),
-        rejections: s.rejections.clone(),
+        microtasks: (*s.microtasks).clone(),
+        rejections: (*s.rejections).clone(),
         env: (
-            s.heap.clone(),
+            (*s.heap).clone(),
             s.is_stopping,
-            s.destroy_async_id_list.clone(),
+            (*s.destroy_async_id_list).clone(),
             s.exited,
         ),
     }
 }
 
 fn natives<S>(ah: &AsyncHooks<S>) -> Vec<Option<NativeSlot>> {
-    ah.native_execution_async_resources.clone()
+    (*ah.native_execution_async_resources).clone()
 }
 
 /// The eager state itself, in the common shape.
@@ -316,13 +320,28 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
     None
 }
 
-/// Check the refinement relation for a pair of states: [`holds`] decides,
-/// and only when it fails are the two abstract states built to name the
-/// first field that differs.
-pub fn verify<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
+/// Check the refinement relation for a pair of states: [`holds`] decides
+/// (comparing only what changed since its last success on this pair), and
+/// only when it fails are the two abstract states built to name the first
+/// field that differs.
+pub fn verify<S: LazyStore>(e: &mut Eager, l: &mut Environment<S>) -> Result<(), String> {
     if holds(e, l) {
         return Ok(());
     }
+    explain(e, l)
+}
+
+/// [`verify`] with every field compared ([`holds_full`]): for a pair whose
+/// marks cannot be cleared (shared borrows) or that was not checked after
+/// every op.
+pub fn verify_full<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
+    if holds_full(e, l) {
+        return Ok(());
+    }
+    explain(e, l)
+}
+
+fn explain<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String> {
     match first_difference(&abstract_eager(e), &abstract_lazy(l)) {
         None => Err(
             "the fast refinement check and the abstraction disagree (a bug of the check)"
@@ -335,43 +354,175 @@ pub fn verify<S: LazyStore>(e: &Eager, l: &Environment<S>) -> Result<(), String>
 /// Whether `abstract_eager(e) == abstract_lazy(l)`, decided field by field
 /// on the states themselves, without building either abstraction (no
 /// allocation): the lazy chain is merged into the stack on the fly, as
-/// [`abstract_lazy`] merges it. `tests/refinement.rs` checks that the two
-/// agree, on passing runs and on mutants that break the relation.
-pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+/// [`abstract_lazy`] merges it. Every field is compared; [`holds`] decides
+/// the same, skipping what has not changed. `tests/refinement.rs` checks
+/// that this agrees with the abstraction, on passing runs and on mutants
+/// that break the relation, and that [`holds`] agrees with this.
+pub fn holds_full<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
     if e.exited && l.exited {
         // Both processes ended (an abort, a fatal exception): nothing of
         // either state is observable any more, so there is nothing to stand
         // for; what they had done before dying is compared op by op.
         return true;
     }
+    same_scalars(e, l)
+        && stack_and_native_agree(&e.async_hooks, &l.async_hooks)
+        && same_js_resources(e, l)
+        && same_frames(e, l)
+        && same_hooks(e, l)
+        && same_ticks(e, l)
+        && e.context_frame == l.context_frame
+        && e.js_objects == l.js_objects
+        && e.microtasks == l.microtasks
+        && e.rejections == l.rejections
+        && e.heap == l.heap
+        && e.destroy_async_id_list == l.destroy_async_id_list
+}
+
+/// [`holds_full`], comparing a field only if it may have changed since this
+/// function last found it equal on this pair: each compared
+/// field of the state is a [`model::env::Tracked`], marked by any mutable
+/// access to it; a group of fields is compared when a field of it is marked
+/// on either side, and its marks are cleared once it compares equal. A
+/// group unmarked on both sides holds the values it held when it last
+/// compared equal (nothing wrote to it since), so it is still equal. The
+/// marks start set (a new or cloned state), so the first call on a pair
+/// compares everything; a call may be skipped (marks only accumulate), and
+/// a failed call leaves the groups it did not find equal marked. The fields
+/// that are plain numbers and flags are compared every time. The marks of
+/// a side mean "unchanged since found equal to its partner": a state is
+/// checked against the partner it was made (or cloned) with, never against
+/// another one (`Pair` keeps the two together). `tests/refinement.rs` shows
+/// it deciding as [`holds_full`] does at every op, and failing at the same
+/// op as [`holds_full`] on every mutant.
+pub fn holds<S: LazyStore>(e: &mut Eager, l: &mut Environment<S>) -> bool {
+    if e.exited && l.exited {
+        // As in `holds_full`; the marks stay as they are.
+        return true;
+    }
+    if !same_scalars(e, l) {
+        return false;
+    }
+    // Compare the group if any of its fields is marked; clear the marks
+    // only when it compared equal.
+    macro_rules! group {
+        ($same:expr, $($field:expr),+) => {
+            if $($field.is_dirty())||+ {
+                if !$same {
+                    return false;
+                }
+                $($field.mark_compared();)+
+            }
+        };
+    }
+    {
+        let (ea, la) = (&mut e.async_hooks, &mut l.async_hooks);
+        // The eager store is not part of the relation (abstract_eager does
+        // not read it); of the lazy one only the chain is.
+        let chain_dirty = la.store.lazy().lazy_scopes.is_dirty();
+        if ea.fields.is_dirty()
+            || ea.async_ids_stack.is_dirty()
+            || ea.native_execution_async_resources.is_dirty()
+            || la.fields.is_dirty()
+            || la.async_ids_stack.is_dirty()
+            || la.native_execution_async_resources.is_dirty()
+            || chain_dirty
+        {
+            let merged = merged_links(la);
+            let from = stack_untouched_below(ea, la, merged);
+            if !stack_and_native_agree_from(ea, la, merged, from) {
+                return false;
+            }
+            let (e_len, l_len) = (ea.fields.k_stack_length, la.fields.k_stack_length);
+            ea.fields.mark_compared();
+            ea.async_ids_stack.mark_compared_up_to(e_len as usize);
+            ea.native_execution_async_resources.mark_compared();
+            la.fields.mark_compared();
+            la.async_ids_stack.mark_compared_up_to(l_len as usize);
+            la.native_execution_async_resources.mark_compared();
+            (la.store.lazy_mut().lazy_scopes).mark_compared_up_to(merged);
+        }
+    }
+    group!(
+        same_js_resources(e, l),
+        e.async_hooks.js_execution_async_resources,
+        l.async_hooks.js_execution_async_resources
+    );
+    if e.frames.is_dirty() || l.frames.is_dirty() {
+        // The frames below the first either side touched were equal when
+        // last compared and have not changed since: only the rest is read.
+        let from = e.frames.untouched().min(l.frames.untouched());
+        if !same_frames_from(e, l, from) {
+            return false;
+        }
+        e.frames.mark_compared();
+        l.frames.mark_compared();
+    }
+    group!(same_hooks(e, l), e.hooks, l.hooks);
+    group!(same_ticks(e, l), e.ticks, l.ticks);
+    group!(
+        e.context_frame == l.context_frame,
+        e.context_frame,
+        l.context_frame
+    );
+    group!(e.js_objects == l.js_objects, e.js_objects, l.js_objects);
+    group!(e.microtasks == l.microtasks, e.microtasks, l.microtasks);
+    group!(e.rejections == l.rejections, e.rejections, l.rejections);
+    group!(e.heap == l.heap, e.heap, l.heap);
+    group!(
+        e.destroy_async_id_list == l.destroy_async_id_list,
+        e.destroy_async_id_list,
+        l.destroy_async_id_list
+    );
+    true
+}
+
+/// The counts (every field but kStackLength), the ids and the environment's
+/// plain flags: no [`model::env::Tracked`] field.
+fn same_scalars<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
     let (ea, la) = (&e.async_hooks, &l.async_hooks);
     let (ef, lf) = (&ea.fields, &la.fields);
-    // counts (every field but kStackLength) and ids
-    if ef.k_init != lf.k_init
-        || ef.k_before != lf.k_before
-        || ef.k_after != lf.k_after
-        || ef.k_destroy != lf.k_destroy
-        || ef.k_promise_resolve != lf.k_promise_resolve
-        || ef.k_totals != lf.k_totals
-        || ef.k_check != lf.k_check
-        || ef.k_uses_execution_async_resource != lf.k_uses_execution_async_resource
-        || ea.async_id_fields != la.async_id_fields
-    {
-        return false;
-    }
-    if !stack_and_native_agree(ea, la) {
-        return false;
-    }
-    ea.js_execution_async_resources.items() == la.js_execution_async_resources.items()
-        && e.frames.len() == l.frames.len()
-        && e.frames
+    ef.k_init == lf.k_init
+        && ef.k_before == lf.k_before
+        && ef.k_after == lf.k_after
+        && ef.k_destroy == lf.k_destroy
+        && ef.k_promise_resolve == lf.k_promise_resolve
+        && ef.k_totals == lf.k_totals
+        && ef.k_check == lf.k_check
+        && ef.k_uses_execution_async_resource == lf.k_uses_execution_async_resource
+        && ea.async_id_fields == la.async_id_fields
+        && e.version == l.version
+        && e.async_callback_scope_depth == l.async_callback_scope_depth
+        && e.is_stopping == l.is_stopping
+        && e.exited == l.exited
+}
+
+fn same_js_resources<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    e.async_hooks.js_execution_async_resources.items()
+        == l.async_hooks.js_execution_async_resources.items()
+}
+
+fn same_frames<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    same_frames_from(e, l, 0)
+}
+
+/// The lengths, and the frames from index `from` on.
+fn same_frames_from<S: LazyStore>(e: &Eager, l: &Environment<S>, from: usize) -> bool {
+    e.frames.len() == l.frames.len()
+        && e.frames[from..]
             .iter()
-            .zip(&l.frames)
+            .zip(&l.frames[from..])
             .all(|(a, b)| same_frame(a, b))
-        && e.hooks.created == l.hooks.created
+}
+
+fn same_hooks<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    e.hooks.created == l.hooks.created
         && e.hooks.active == l.hooks.active
         && e.hooks.trampoline_installed == l.hooks.trampoline_installed
-        && e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
+}
+
+fn same_ticks<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
+    e.ticks.has_tick_scheduled == l.ticks.has_tick_scheduled
         && e.ticks.queue.len() == l.ticks.queue.len()
         && e.ticks.queue.iter().zip(&l.ticks.queue).all(|(a, b)| {
             (
@@ -388,16 +539,6 @@ pub fn holds<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
                 b.body,
             )
         })
-        && e.context_frame == l.context_frame
-        && e.js_objects == l.js_objects
-        && e.version == l.version
-        && e.async_callback_scope_depth == l.async_callback_scope_depth
-        && e.microtasks == l.microtasks
-        && e.rejections == l.rejections
-        && e.heap == l.heap
-        && e.is_stopping == l.is_stopping
-        && e.destroy_async_id_list == l.destroy_async_id_list
-        && e.exited == l.exited
 }
 
 /// Whether `abstract_frame(a) == abstract_frame(b)`, compared in place.
@@ -504,31 +645,101 @@ fn same_scope<E: AsyncIdStack, S: AsyncIdStack>(
         && a.prior_context_frame == b.prior_context_frame
 }
 
-/// The `stack` and `native` fields of the two abstractions, compared entry
-/// by entry while merging the lazy chain in (as [`abstract_lazy`] does).
-fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> bool {
-    let e_len = ea.fields.k_stack_length as usize;
-    let e_stack = &ea.async_ids_stack[..e_len];
-    let e_native = &ea.native_execution_async_resources;
-    let l_native = &la.native_execution_async_resources;
-    let native_at = |v: &Vec<Option<NativeSlot>>, i: usize| v.get(i).copied().flatten();
+/// The links of the chain [`abstract_lazy`] merges: in chain order while
+/// their positions do not go down and stay within the stack (it never
+/// takes a link past one it cannot place).
+fn merged_links<S: LazyStore>(la: &AsyncHooks<S>) -> usize {
     let l_len = la.fields.k_stack_length as usize;
-    let l_stack = &la.async_ids_stack[..l_len];
-    // The links [`abstract_lazy`] merges: in chain order while their
-    // positions do not go down and stay within the stack (it never takes
-    // a link past one it cannot place).
-    let chain = &la.store.lazy().lazy_scopes;
     let mut last = 0;
-    let merged = chain
-        .iter()
+    (la.store.lazy().lazy_scopes.iter())
         .take_while(|link| {
             let at = link.stack_position as usize;
             let placed = at >= last && at <= l_len;
             last = at;
             placed
         })
-        .count();
-    let chain = &chain[..merged];
+        .count()
+}
+
+/// A merged stack index below which every entry and native resource of
+/// both sides is what it was when the stack group was last found equal
+/// (the marks of [`model::env::TrackedVec`]), so that the entries below it
+/// need no comparison. Eager: below the untouched prefixes of its stack
+/// (marked up to `kStackLength`) and of its native array (if it was
+/// reached at all), and below its length. Lazy: below the untouched native
+/// prefix (likewise), below the merged index
+/// of the first stack entry past the untouched prefix of its stack, and,
+/// if a link of the chain was touched (or one unplaced at the last
+/// comparison may be placed now), below the merged index just after the
+/// last untouched link: the first touched link, the one it replaced, or a
+/// link placed since, cannot have been placed lower than that (placed
+/// positions do not go down), so below it the merged order is the one of
+/// the last comparison. 0 when the last untouched link is the first.
+/// `merged` is [`merged_links`].
+fn stack_untouched_below<E, S: LazyStore>(
+    ea: &AsyncHooks<E>,
+    la: &AsyncHooks<S>,
+    merged: usize,
+) -> usize {
+    // A native array no access reached is the same at every index, the
+    // empties past its end included; one that was reached, below its
+    // untouched prefix only.
+    let natives = |v: &model::env::TrackedVec<Option<NativeSlot>>| match v.is_dirty() {
+        true => v.untouched(),
+        false => usize::MAX,
+    };
+    let e_len = ea.fields.k_stack_length as usize;
+    let eager = (ea.async_ids_stack.untouched())
+        .min(natives(&ea.native_execution_async_resources))
+        .min(e_len);
+    let l_len = la.fields.k_stack_length as usize;
+    let chain = &la.store.lazy().lazy_scopes;
+    let untouched_links = chain.untouched().min(merged);
+    let links_bound = if !chain.is_dirty() && chain.untouched() == chain.len() {
+        // No link changed and every link was placed: the links placed now
+        // are a prefix of those (fewer, if the stack got shorter).
+        usize::MAX
+    } else if untouched_links == 0 {
+        0
+    } else {
+        chain[untouched_links - 1].stack_position as usize + untouched_links
+    };
+    // The merged index of stack entry `p`: `p` plus the placed links at or
+    // below it.
+    let p = la.async_ids_stack.untouched().min(l_len);
+    // (Placed positions do not go down.)
+    let below_p = chain[..merged].partition_point(|link| link.stack_position as usize <= p);
+    let stack_bound = p + below_p;
+    eager
+        .min(natives(&la.native_execution_async_resources))
+        .min(links_bound)
+        .min(stack_bound)
+}
+
+/// The `stack` and `native` fields of the two abstractions, compared entry
+/// by entry while merging the lazy chain in (as [`abstract_lazy`] does).
+fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S>) -> bool {
+    stack_and_native_agree_from(ea, la, merged_links(la), 0)
+}
+
+/// [`stack_and_native_agree`], the entries and native resources at merged
+/// indices below `from` taken as equal (the lengths, and the native
+/// resources past the eager stack, always compared); `merged` is
+/// [`merged_links`].
+fn stack_and_native_agree_from<E, S: LazyStore>(
+    ea: &AsyncHooks<E>,
+    la: &AsyncHooks<S>,
+    merged: usize,
+    from: usize,
+) -> bool {
+    let e_len = ea.fields.k_stack_length as usize;
+    let e_stack = &ea.async_ids_stack[..e_len];
+    let e_native = &ea.native_execution_async_resources;
+    let l_native = &la.native_execution_async_resources;
+    let native_at = |v: &[Option<NativeSlot>], i: usize| v.get(i).copied().flatten();
+    let l_len = la.fields.k_stack_length as usize;
+    let l_stack = &la.async_ids_stack[..l_len];
+    let chain = &la.store.lazy().lazy_scopes[..merged];
     if e_len != l_len + merged {
         return false;
     }
@@ -542,23 +753,49 @@ fn stack_and_native_agree<E, S: LazyStore>(ea: &AsyncHooks<E>, la: &AsyncHooks<S
             _ => (from..to).all(|i| native_at(e_native, i) == native_at(l_native, i)),
         }
     };
-    let (mut index, mut position) = (0, 0);
-    for link in chain {
+    // A run of `run` lazy entries from `position`, at merged `index`: the
+    // part at merged indices from `from` on.
+    let same_run = |index: usize, position: usize, run: usize| {
+        let skip = from.saturating_sub(index).min(run);
+        let (index, position, run) = (index + skip, position + skip, run - skip);
+        e_stack[index..index + run] == l_stack[position..position + run]
+            && same_natives(index, index + run)
+    };
+    // Link k sits at merged index `stack_position + k`, which goes up with
+    // k: start at the first link at or past `from`, just after the one
+    // before it.
+    let (mut first, mut above) = (0, chain.len());
+    while first < above {
+        let mid = (first + above) / 2;
+        if chain[mid].stack_position as usize + mid < from {
+            first = mid + 1;
+        } else {
+            above = mid;
+        }
+    }
+    let (mut index, mut position) = match first {
+        0 => (0, 0),
+        k => {
+            let at = chain[k - 1].stack_position as usize;
+            (at + k, at)
+        }
+    };
+    for link in &chain[first..] {
         let at = link.stack_position as usize;
         let run = at - position;
-        if e_stack[index..index + run] != l_stack[position..at] || !same_natives(index, index + run)
-        {
+        if !same_run(index, position, run) {
             return false;
         }
         index += run;
         position = at;
-        if e_stack[index] != link.saved || native_at(e_native, index) != Some(link.resource) {
+        if index >= from
+            && (e_stack[index] != link.saved || native_at(e_native, index) != Some(link.resource))
+        {
             return false;
         }
         index += 1;
     }
-    let run = l_len - position;
-    if e_stack[index..] != l_stack[position..] || !same_natives(index, index + run) {
+    if !same_run(index, position, l_len - position) {
         return false;
     }
     // Past the merged stack, the native arrays as they are (trailing

@@ -3,7 +3,7 @@
 //! writers of the stack that know about them.
 
 use model::env::resources::{Heap, NativeSlot, ScopeSerial};
-use model::env::{AsyncHooks, AsyncIdStack, Died};
+use model::env::{AsyncHooks, AsyncIdStack, Died, TrackedVec};
 use model::vocab::{AsyncContext, AsyncId, ResourceView};
 
 /// One lazy scope in the chain: the pair it swapped out, its resource
@@ -28,7 +28,7 @@ pub struct LazyStack {
     /// `fields_[kLazyScopes]` (new): lazy scopes in the chain; JS reads it.
     pub k_lazy_scopes: u32,
     /// The chain of lazy scopes, outermost first (`last()` is the innermost).
-    pub lazy_scopes: Vec<LazyScope>,
+    pub lazy_scopes: TrackedVec<LazyScope>,
 }
 
 /// How an `InternalCallbackScope` entered its context: the path its

@@ -4,6 +4,7 @@
 use super::async_id_stack::AsyncIdStack;
 use super::fields::{AsyncIdFields, Fields};
 use super::resources::{Heap, JsArray, NativeSlot};
+use super::tracked::{Tracked, TrackedVec};
 use super::Died;
 use crate::vocab::{AsyncId, Cost, FailedCheck, Observation, ResourceView};
 
@@ -16,18 +17,18 @@ pub const INITIAL_STACK_PAIRS: usize = 16;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AsyncHooks<S> {
     /// `fields_`.
-    pub fields: Fields,
+    pub fields: Tracked<Fields>,
     /// `async_id_fields_`.
     pub async_id_fields: AsyncIdFields,
     /// `async_ids_stack_`: the saved (execution, trigger) pairs; `len()` is
     /// not the stack length, `fields.k_stack_length` is.
-    pub async_ids_stack: Vec<(AsyncId, AsyncId)>,
+    pub async_ids_stack: TrackedVec<(AsyncId, AsyncId)>,
     /// Pairs that `async_ids_stack_` can hold before `grow_async_ids_stack`.
     pub stack_capacity_pairs: usize,
     /// `native_execution_async_resources_`.
-    pub native_execution_async_resources: Vec<Option<NativeSlot>>,
+    pub native_execution_async_resources: TrackedVec<Option<NativeSlot>>,
     /// `js_execution_async_resources_` (`execution_async_resources` in JS).
-    pub js_execution_async_resources: JsArray,
+    pub js_execution_async_resources: Tracked<JsArray>,
     /// What the store keeps beside Node's fields.
     pub store: S,
     /// Work done, in the shared units.
@@ -38,12 +39,12 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
     /// `AsyncHooks::AsyncHooks` (`src/env.cc`).
     pub fn new(store: S) -> Self {
         AsyncHooks {
-            fields: Fields::new(),
+            fields: Tracked::new(Fields::new()),
             async_id_fields: AsyncIdFields::new(),
-            async_ids_stack: vec![(0, 0); INITIAL_STACK_PAIRS],
+            async_ids_stack: TrackedVec::new(vec![(0, 0); INITIAL_STACK_PAIRS]),
             stack_capacity_pairs: INITIAL_STACK_PAIRS,
-            native_execution_async_resources: Vec::new(),
-            js_execution_async_resources: JsArray::default(),
+            native_execution_async_resources: TrackedVec::default(),
+            js_execution_async_resources: Tracked::default(),
             store,
             cost: Cost::default(),
         }
@@ -207,7 +208,7 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
         if !self.native_execution_async_resources.is_empty() {
             self.cost.resource_writes += 1;
         }
-        self.native_execution_async_resources = Vec::new();
+        self.native_execution_async_resources = TrackedVec::default();
         self.async_id_fields.k_execution_async_id = 0;
         self.async_id_fields.k_trigger_async_id = 0;
         self.fields.k_stack_length = 0;

@@ -285,7 +285,7 @@ impl<S: AsyncIdStack> Environment<S> {
             async_id,
             trigger_async_id,
         };
-        let frame = self.context_frame.clone();
+        let frame = ContextFrame::clone(&self.context_frame);
         (self.js_objects).set_async_context(r, NapiAsyncContext { context, frame });
         if self.async_hooks.fields.k_init > 0 {
             let view = ResourceView::Resource(r);

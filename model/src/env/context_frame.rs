@@ -286,7 +286,7 @@ impl<S: AsyncIdStack> Environment<S> {
         let has_default = self.js_objects.default_of(als).is_some();
         let deleted = self.js_objects.disabled_in(&self.context_frame);
         let serial = self.js_objects.next_frame_serial();
-        self.context_frame =
+        *self.context_frame =
             (self.context_frame).copy_with(als, data, has_default, serial, &deleted);
     }
 
@@ -365,7 +365,8 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `new AsyncResource()` for the object `r`, as far as the frame goes:
     /// `this[contextFrameSymbol] = AsyncContextFrame.current()`.
     pub(crate) fn async_resource(&mut self, r: ResourceId) {
-        self.js_objects.capture(r, self.context_frame.clone());
+        self.js_objects
+            .capture(r, ContextFrame::clone(&self.context_frame));
     }
 }
 

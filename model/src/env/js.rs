@@ -85,7 +85,7 @@ impl<S: AsyncIdStack> Environment<S> {
                     *trigger_async_id,
                     Some(ResourceView::Resource(*resource)),
                 )?;
-                let prior_context_frame = std::mem::replace(&mut self.context_frame, captured);
+                let prior_context_frame = std::mem::replace(&mut *self.context_frame, captured);
                 self.frames.push(Frame::RunInAsyncScope {
                     async_id: *async_id,
                     prior_context_frame,
@@ -102,7 +102,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 };
                 if !self.is_stopping {
                     // `AsyncContextFrame.set(prior)`, then the rest of the `finally`.
-                    self.context_frame = prior_context_frame;
+                    *self.context_frame = prior_context_frame;
                     self.run_in_async_scope_finally(async_id)?;
                 }
                 Ok(())

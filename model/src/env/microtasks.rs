@@ -230,7 +230,7 @@ impl<S: AsyncIdStack> Environment<S> {
         self.microtasks.queue.push_back(Microtask::Callback {
             resource,
             body,
-            context_frame: self.context_frame.clone(),
+            context_frame: ContextFrame::clone(&self.context_frame),
         });
     }
 
@@ -310,7 +310,7 @@ impl<S: AsyncIdStack> Environment<S> {
         self.microtasks.queue.push_back(Microtask::Reaction {
             promise: derived,
             body,
-            context_frame: self.context_frame.clone(),
+            context_frame: ContextFrame::clone(&self.context_frame),
         });
     }
 
@@ -343,7 +343,7 @@ impl<S: AsyncIdStack> Environment<S> {
                     body,
                     context_frame,
                 } => {
-                    let prior = std::mem::replace(&mut self.context_frame, context_frame);
+                    let prior = std::mem::replace(&mut *self.context_frame, context_frame);
                     // runMicrotask: runInAsyncScope(() => { try { cb() }
                     // finally { this.emitDestroy() } }).
                     if let Some((async_id, trigger_async_id)) = resource {
@@ -361,7 +361,7 @@ impl<S: AsyncIdStack> Environment<S> {
                     body,
                     context_frame,
                 } => {
-                    let prior = std::mem::replace(&mut self.context_frame, context_frame);
+                    let prior = std::mem::replace(&mut *self.context_frame, context_frame);
                     let promise = self.promise_before(promise)?;
                     self.observe_microtask(true);
                     (RunningMicrotask::Reaction { promise }, body, prior)
@@ -382,7 +382,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 return Ok(None);
             }
             self.finish_microtask(running)?;
-            self.context_frame = frame;
+            *self.context_frame = frame;
         }
         Ok(Some(site))
     }
@@ -472,7 +472,7 @@ impl<S: AsyncIdStack> Environment<S> {
             return Ok(());
         }
         self.finish_microtask(job)?;
-        self.context_frame = prior_context_frame;
+        *self.context_frame = prior_context_frame;
         self.resume_checkpoint(checkpoint)
     }
 

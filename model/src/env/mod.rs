@@ -33,6 +33,7 @@ pub mod resources;
 #[cfg(loom)]
 pub mod stop;
 pub mod ticks;
+pub mod tracked;
 
 use crate::vocab::{
     AlsId, AsyncContext, Cost, Family, NodeVersion, Observation, Op, OpError, ResourceView,
@@ -46,6 +47,7 @@ pub use enabled::Refusal;
 use hooks::Hooks;
 use resources::ScopeSerial;
 use ticks::TickQueue;
+pub use tracked::{Tracked, TrackedVec};
 
 /// The process died: the terminal observation that says how.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,23 +155,23 @@ pub struct Environment<S: AsyncIdStack> {
     /// `env->async_hooks()`, with the store.
     pub async_hooks: AsyncHooks<S>,
     /// The hooks created and enabled from JS.
-    pub hooks: Hooks,
+    pub hooks: Tracked<Hooks>,
     /// The nextTick queue and `TickInfo`.
-    pub ticks: TickQueue,
+    pub ticks: Tracked<TickQueue>,
     /// The microtask queue and the promise hooks.
-    pub microtasks: microtasks::Microtasks,
+    pub microtasks: Tracked<microtasks::Microtasks>,
     /// Unhandled promise rejections waiting to be reported.
-    pub rejections: rejections::Rejections,
+    pub rejections: Tracked<rejections::Rejections>,
     /// The call stack, outermost first; the first frame is the main script's scope.
-    pub frames: Vec<Frame<S>>,
+    pub frames: TrackedVec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
     pub async_callback_scope_depth: u32,
     /// What resource pointers read through: reset Globals, open scopes.
-    pub heap: resources::Heap,
+    pub heap: Tracked<resources::Heap>,
     /// `Environment::is_stopping()`; also `!can_call_into_js()`.
     pub is_stopping: bool,
     /// `env->destroy_async_id_list()`: ids queued for the destroy hooks.
-    pub destroy_async_id_list: Vec<i64>,
+    pub destroy_async_id_list: Tracked<Vec<i64>>,
     /// A terminal observation was seen.
     pub exited: bool,
     /// Ops applied so far.
@@ -181,10 +183,10 @@ pub struct Environment<S: AsyncIdStack> {
     pub version: NodeVersion,
     /// The current `AsyncContextFrame` (V8's continuation-preserved
     /// embedder data), Node 26.
-    pub context_frame: ContextFrame,
+    pub context_frame: Tracked<ContextFrame>,
     /// The trace's JavaScript objects, as far as `AsyncContextFrame` goes
     /// (the frame each `AsyncResource` captured).
-    pub js_objects: context_frame::JsObjects,
+    pub js_objects: Tracked<context_frame::JsObjects>,
     out: Vec<Observation>,
     /// cfg(loom): where [`Environment::stopping`] reads the stop flag.
     #[cfg(loom)]
@@ -210,21 +212,21 @@ impl<S: AsyncIdStack> Environment<S> {
     pub fn with_store(store: S) -> Self {
         let mut env = Environment {
             async_hooks: AsyncHooks::new(store),
-            hooks: Hooks::default(),
-            ticks: TickQueue::default(),
-            microtasks: microtasks::Microtasks::default(),
-            rejections: rejections::Rejections::default(),
-            frames: Vec::new(),
+            hooks: Tracked::default(),
+            ticks: Tracked::default(),
+            microtasks: Tracked::default(),
+            rejections: Tracked::default(),
+            frames: TrackedVec::default(),
             async_callback_scope_depth: 0,
-            heap: resources::Heap::default(),
+            heap: Tracked::default(),
             is_stopping: false,
-            destroy_async_id_list: Vec::new(),
+            destroy_async_id_list: Tracked::default(),
             exited: false,
             ops_applied: 0,
             program_started: false,
             version: NodeVersion::default(),
-            context_frame: ContextFrame::default(),
-            js_objects: context_frame::JsObjects::default(),
+            context_frame: Tracked::default(),
+            js_objects: Tracked::default(),
             out: Vec::new(),
             #[cfg(loom)]
             stop_probe: stop::StopProbe::default(),
@@ -296,7 +298,7 @@ impl<S: AsyncIdStack> Environment<S> {
         let rename = |serial: ScopeSerial| {
             (open.iter().position(|&o| o == serial)).map_or(ScopeSerial::MAX, |i| i as ScopeSerial)
         };
-        for frame in &mut self.frames {
+        for frame in self.frames.iter_mut() {
             let Some(scope) = frame.held_scope_mut() else {
                 continue;
             };

@@ -98,7 +98,7 @@ impl<S: AsyncIdStack> Environment<S> {
             async_id,
             trigger_async_id,
             query_resource,
-            context_frame: self.context_frame.clone(),
+            context_frame: ContextFrame::clone(&self.context_frame),
             body,
         });
     }
@@ -120,7 +120,7 @@ impl<S: AsyncIdStack> Environment<S> {
         while let Some(tock) = self.ticks.queue.pop_front() {
             let async_id = tock.async_id;
             let prior_context_frame =
-                std::mem::replace(&mut self.context_frame, tock.context_frame.clone());
+                std::mem::replace(&mut *self.context_frame, tock.context_frame.clone());
             self.emit_before_script(
                 async_id,
                 tock.trigger_async_id,
@@ -153,7 +153,7 @@ impl<S: AsyncIdStack> Environment<S> {
             }
             self.tick_finally(async_id);
             self.emit_after_script(async_id)?;
-            self.context_frame = prior_context_frame;
+            *self.context_frame = prior_context_frame;
         }
         // runMicrotasks(), which may stop in a microtask's body
         // (`Checkpoint::TickRun`); then the do-while.
@@ -239,7 +239,7 @@ impl<S: AsyncIdStack> Environment<S> {
         }
         self.tick_finally(tick.async_id);
         self.emit_after_script(tick.async_id)?;
-        self.context_frame = prior_context_frame;
+        *self.context_frame = prior_context_frame;
         self.process_ticks_and_rejections(run)
     }
 
@@ -272,7 +272,7 @@ impl<S: AsyncIdStack> Environment<S> {
                     async_id,
                     prior_context_frame,
                 }) => {
-                    self.context_frame = prior_context_frame;
+                    *self.context_frame = prior_context_frame;
                     self.run_in_async_scope_finally(async_id)?;
                 }
                 Some(Frame::AlsRun {
