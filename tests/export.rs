@@ -13,7 +13,8 @@ use std::path::Path;
 
 /// Every finding's counterexample and a few scenarios that cover crashes,
 /// handled exceptions, ticks with bodies (one that throws), make-callback's
-/// trampoline, an unhandled rejection and an AsyncResource's frame.
+/// trampoline, an unhandled rejection, an AsyncResource's frame and a scope
+/// deleted out of order.
 fn sample(version: NodeVersion) -> export::Export {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let findings = std::fs::read_to_string(root.join("docs/findings.md")).expect("findings.md");
@@ -30,6 +31,7 @@ fn sample(version: NodeVersion) -> export::Export {
         "unhandled-rejection-in-lazy-scope",
         "tick-body-throws",
         "als-async-resource-frame",
+        "close-outer-equal-ids",
     ] {
         sources.extend(scenarios.iter().filter(|s| s.name == name).cloned());
     }

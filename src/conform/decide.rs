@@ -324,12 +324,7 @@ fn describe(frame: &Frame<EagerStack>) -> &'static str {
 /// The index in `env.frames` of the native scope `close-outer outer` closes:
 /// the one with `outer` native scopes inside it.
 pub(super) fn outer_target(env: &Eager, outer: u32) -> Option<usize> {
-    let natives =
-        (env.frames.iter().enumerate().rev()).filter(|(_, f)| matches!(f, Frame::Native(_)));
-    natives
-        .map(|(i, _)| i)
-        .nth(outer as usize)
-        .filter(|_| outer > 0)
+    env.outer_scope_index(outer).filter(|_| outer > 0)
 }
 
 /// `close-outer K`: the program opens the target with

@@ -269,13 +269,15 @@ fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
     out
 }
 
-/// The test with its first `assert.strictEqual(..., N)` expecting `N + 1`
+/// The test with its first `assert.strictEqual(..., N)` (or `expectSame`)
+/// expecting `N + 1`
 /// instead: the altered line and the source.
 pub fn altered(source: &str) -> Option<(String, String)> {
     let mut lines: Vec<String> = source.lines().map(str::to_string).collect();
     for l in lines.iter_mut() {
         let t = l.trim_start();
-        if !t.starts_with("assert.strictEqual(") || !t.ends_with(");") {
+        let checks = t.starts_with("assert.strictEqual(") || t.starts_with("expectSame(");
+        if !checks || !t.ends_with(");") {
             continue;
         }
         let inner = &t[..t.len() - 2];

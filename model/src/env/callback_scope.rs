@@ -265,7 +265,7 @@ impl<S: AsyncIdStack> Environment<S> {
 
     /// The index in [`Environment::frames`] of the native scope with
     /// `outer` native scopes inside it (`close-outer`), if there is one.
-    pub(crate) fn outer_scope_index(&self, outer: u32) -> Option<usize> {
+    pub fn outer_scope_index(&self, outer: u32) -> Option<usize> {
         (self.frames.iter().enumerate())
             .filter(|(_, f)| matches!(f, Frame::Native(_)))
             .map(|(i, _)| i)

@@ -46,6 +46,48 @@ void CallbackScope(const FunctionCallbackInfo<Value>& args) {
   }
 }
 
+// Scopes on the heap, by key, as an addon that keeps a scope open across
+// calls holds them, and as napi_open_callback_scope allocates its
+// node::CallbackScope (src/node_api.cc).
+std::map<double, node::CallbackScope*> heap_scopes;
+
+// heapCallbackScope(resource, asyncId, triggerAsyncId, key, ...fns): as
+// callbackScope, with the scope made by `new` and kept under key. If the
+// functions return with it still there, it is deleted here.
+void HeapCallbackScope(const FunctionCallbackInfo<Value>& args) {
+  Isolate* isolate = args.GetIsolate();
+  node::async_context context = ContextOf(args);
+  assert(args[3]->IsNumber());
+  double key = args[3].As<Number>()->Value();
+  assert(heap_scopes.count(key) == 0);
+  heap_scopes[key] =
+      new node::CallbackScope(isolate, args[0].As<Object>(), context);
+  for (int i = 4; i < args.Length(); i++) {
+    assert(args[i]->IsFunction());
+    MaybeLocal<Value> ret = args[i].As<Function>()->Call(
+        isolate->GetCurrentContext(), args[0], 0, nullptr);
+    if (ret.IsEmpty() && isolate->IsExecutionTerminating()) return;
+  }
+  auto it = heap_scopes.find(key);
+  if (it == heap_scopes.end()) return;
+  node::CallbackScope* scope = it->second;
+  heap_scopes.erase(it);
+  delete scope;
+}
+
+// deleteCallbackScope(key): `delete` the scope heapCallbackScope made
+// under key, whatever scopes are open inside it, as
+// napi_close_callback_scope does (it checks only that some scope is open).
+// The destructor runs InternalCallbackScope::Close.
+void DeleteCallbackScope(const FunctionCallbackInfo<Value>& args) {
+  assert(args[0]->IsNumber());
+  auto it = heap_scopes.find(args[0].As<Number>()->Value());
+  assert(it != heap_scopes.end());
+  node::CallbackScope* scope = it->second;
+  heap_scopes.erase(it);
+  delete scope;
+}
+
 // Resources held as Global<Object> (as an fs request holds its resource),
 // one per resource number: made on first use and never freed. resetGlobal
 // on a number not seen yet makes an empty one.
@@ -158,6 +200,8 @@ void RunFromEventLoop(const FunctionCallbackInfo<Value>& args) {
 void Initialize(Local<Object> exports) {
   NODE_SET_METHOD(exports, "callbackScope", CallbackScope);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallback);
+  NODE_SET_METHOD(exports, "heapCallbackScope", HeapCallbackScope);
+  NODE_SET_METHOD(exports, "deleteCallbackScope", DeleteCallbackScope);
   NODE_SET_METHOD(exports, "globalCallbackScope", GlobalCallbackScope);
   NODE_SET_METHOD(exports, "resetGlobal", ResetGlobal);
   NODE_SET_METHOD(exports, "runFromEventLoop", RunFromEventLoop);
