@@ -5,7 +5,7 @@
 //! (`src/conform/node/addon.cc`) with g++ into the cargo target dir,
 //! against each binary's own headers.
 
-mod binaries;
+use crate::binaries;
 
 use model::vocab::trace::{self, Trace};
 use model::vocab::{Op, OpError};

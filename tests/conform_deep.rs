@@ -5,7 +5,7 @@
 //! Runs on every node binary on this machine (`binaries`); the stack test
 //! also runs `sh` (for `ulimit`).
 
-mod binaries;
+use crate::binaries;
 
 use binaries::build_dir;
 use model::vocab::{AsyncContext, Holder, NativeResource, Op, ResourceId, ScopeFlags, ScopeKind};

@@ -4,7 +4,7 @@
 //! and the scenario's `=>` lines met by it; an unmet `=>` line before the
 //! cut is reported with its scenario and line.
 
-mod binaries;
+use crate::binaries;
 
 use scopecheck::conform::scenarios::Outcome;
 use scopecheck::conform::Harness;

@@ -4,7 +4,7 @@
 //! variants (lazy mutants rendered as expectations, altered values) fail.
 //! The whole set runs in `.ci/run` (`scopecheck export --prove`).
 
-mod binaries;
+use crate::binaries;
 
 use model::vocab::NodeVersion;
 use scopecheck::conform::NodeSelection;
