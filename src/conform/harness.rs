@@ -681,13 +681,47 @@ pub(crate) fn build_addon(
     code: &str,
     target: &Path,
 ) -> Result<(), ConformError> {
+    build_module(cxx, &[std], "cc", headers, dir, code, target)
+}
+
+/// Compile the C source `code` (a Node-API module) into `target` with the
+/// compiler driver `cxx` in C mode (`-x c -std=c11`), as [`build_addon`].
+pub(crate) fn build_c_addon(
+    cxx: &Path,
+    headers: &Path,
+    dir: &Path,
+    code: &str,
+    target: &Path,
+) -> Result<(), ConformError> {
+    build_module(
+        cxx,
+        &["-x", "c", "-std=c11"],
+        "c",
+        headers,
+        dir,
+        code,
+        target,
+    )
+}
+
+fn build_module(
+    cxx: &Path,
+    language: &[&str],
+    extension: &str,
+    headers: &Path,
+    dir: &Path,
+    code: &str,
+    target: &Path,
+) -> Result<(), ConformError> {
     let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let source = dir.join(format!("addon-{}-{n}.cc", std::process::id()));
+    let source = dir.join(format!("addon-{}-{n}.{extension}", std::process::id()));
     let tmp = dir.join(format!("addon-{}-{n}.node.tmp", std::process::id()));
     std::fs::write(&source, code).map_err(|e| io_err(&format!("write {}", source.display()), e))?;
     let mut command = Command::new(cxx);
     command
-        .args(["-shared", "-fPIC", std, "-O1", "-w"])
+        .args(["-shared", "-fPIC"])
+        .args(language)
+        .args(["-O1", "-w"])
         .arg(format!("-I{}", headers.display()))
         .arg("-DNODE_GYP_MODULE_NAME=scopecheck_conform")
         .arg(&source)

@@ -1,7 +1,8 @@
 //! Where the exported tests go in a Node checkout: tests with a native
 //! scope (or checks after the main script, which run from the addon's
-//! event-loop callback) in one addon folder with one binding shared by all
-//! of them; JavaScript-only tests in `test/async-hooks/`.
+//! event-loop callback) in one addon folder with its bindings (a
+//! `node.h` one and a Node-API one) shared by all of them;
+//! JavaScript-only tests in `test/async-hooks/`.
 
 use super::Export;
 use std::path::Path;
@@ -16,7 +17,11 @@ pub const JS_DIR: &str = "test/async-hooks";
 /// `node::MakeCallback`, and a callback from the event loop.
 pub const BINDING_CC: &str = include_str!("node/binding.cc");
 
-/// Its `binding.gyp`, as Node's addon tests write theirs.
+/// The Node-API module's source (`node/napi_binding.c`):
+/// `napi_async_init` and `napi_make_callback`.
+pub const NAPI_BINDING_C: &str = include_str!("node/napi_binding.c");
+
+/// Its `binding.gyp` (both targets), as Node's addon tests write theirs.
 pub const BINDING_GYP: &str = include_str!("node/binding.gyp");
 
 /// The stand-in for Node's `test/common` used by the proof (never
@@ -41,6 +46,7 @@ pub fn write(root: &Path, export: &Export) -> std::io::Result<()> {
     if export.tests.iter().any(|t| t.rendered.binding) {
         std::fs::create_dir_all(&addon)?;
         write_file(&addon.join("binding.cc"), BINDING_CC)?;
+        write_file(&addon.join("napi_binding.c"), NAPI_BINDING_C)?;
         write_file(&addon.join("binding.gyp"), BINDING_GYP)?;
     }
     for t in &export.tests {

@@ -47,11 +47,21 @@ pub fn conventions(path: &str, source: &str) -> Vec<String> {
             "{file}: a test's file name is test-*.js or test-*.mjs"
         ));
     }
-    if path.starts_with(layout::ADDON_DIR)
-        && source.contains("binding")
-        && !source.contains("require(`./build/${common.buildType}/binding`)")
-    {
-        problems.push("the binding is not loaded from ./build/${common.buildType}/".to_string());
+    if path.starts_with(layout::ADDON_DIR) {
+        // Every module a test requires whose name says binding (the
+        // `node.h` one or the Node-API one) comes from the build folder.
+        let required = source.split("require(").skip(1).filter_map(|rest| {
+            let quote = rest.chars().next()?;
+            let rest = rest.get(1..)?;
+            rest.split(quote).next()
+        });
+        let misplaced = required
+            .filter(|m| m.contains("binding"))
+            .any(|m| !m.starts_with("./build/${common.buildType}/"));
+        if misplaced || (source.contains("binding.") && !source.contains("/binding`)")) {
+            problems
+                .push("the binding is not loaded from ./build/${common.buildType}/".to_string());
+        }
     }
     for banned in ["assert.equal(", "assert.deepEqual(", "assert.notEqual("] {
         if source.contains(banned) {
@@ -71,6 +81,17 @@ mod tests {
     fn a_test_as_node_writes_it_passes_and_each_breach_is_named() {
         let addon = format!("{}/test-x.js", layout::ADDON_DIR);
         assert_eq!(conventions(&addon, GOOD), Vec::<String>::new());
+        // The Node-API module, beside the binding or alone.
+        let napi = "const napi = require(`./build/${common.buildType}/napi_binding`);\n";
+        assert_eq!(
+            conventions(&addon, &format!("{GOOD}{napi}")),
+            Vec::<String>::new()
+        );
+        let alone = GOOD.replace(
+            "const binding = require(`./build/${common.buildType}/binding`);\n",
+            napi,
+        );
+        assert_eq!(conventions(&addon, &alone), Vec::<String>::new());
         let breaches = [
             (GOOD.replace("'use strict';\n", ""), "'use strict'"),
             (
@@ -83,6 +104,17 @@ mod tests {
             (GOOD.replace("../../common", "../common"), "first require"),
             (
                 GOOD.replace("./build/${common.buildType}/binding", "./binding"),
+                "binding",
+            ),
+            (
+                format!("{GOOD}const napi = require('./napi_binding');\n"),
+                "binding",
+            ),
+            (
+                GOOD.replace(
+                    "const binding = require(`./build/${common.buildType}/binding`);\n",
+                    "binding.callbackScope();\n",
+                ),
                 "binding",
             ),
             (format!("{GOOD}assert.equal(1, 1);\n"), "strict assertion"),

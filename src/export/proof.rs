@@ -296,7 +296,7 @@ pub fn altered(source: &str) -> Option<(String, String)> {
     None
 }
 
-/// Build the addon folder's binding with the compiler, against the
+/// Build the addon folder's two bindings (`binding.cc`, `napi_binding.c`) with the compiler, against the
 /// binary's own headers, where `require(`./build/${common.buildType}/binding`)`
 /// finds it.
 fn build_binding(harness: &Harness, tree: &Path) -> Result<(), ConformError> {
@@ -316,6 +316,13 @@ fn build_binding(harness: &Harness, tree: &Path) -> Result<(), ConformError> {
         &out,
         layout::BINDING_CC,
         &out.join("binding.node"),
+    )?;
+    harness::build_c_addon(
+        &cxx,
+        &harness.headers,
+        &out,
+        layout::NAPI_BINDING_C,
+        &out.join("napi_binding.node"),
     )
 }
 

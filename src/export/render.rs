@@ -105,8 +105,10 @@ pub enum Ending {
 pub struct Rendered {
     /// The JavaScript source.
     pub source: String,
-    /// It loads the addon (a native scope, or checks after the main
-    /// script, which run from the addon's event-loop callback).
+    /// It loads the addon's `node.h` binding or its Node-API one (a
+    /// native scope, an N-API async context, or checks after the main
+    /// script, which run from the addon's event-loop callback): it goes in
+    /// the addon folder.
     pub binding: bool,
     /// How the model says the process ends, if it dies.
     pub ending: Option<Ending>,
@@ -205,6 +207,8 @@ struct Writer<S: AsyncIdStack> {
     /// declared with `let` up front).
     bound_inline: BTreeSet<&'static str>,
     binding: bool,
+    /// It uses the Node-API module (`napi-async-init`, `napi-make-callback`).
+    napi: bool,
     no_force: bool,
     ending: Option<Ending>,
     /// Where the main script threw (its block and item index).
@@ -729,7 +733,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     _ if global => ("globalCallbackScope", format!(", {}", resource.id.0)),
                     _ => ("callbackScope", String::new()),
                 };
-let args = format!(
+                let args = format!(
                     "{}, {}, {}",
                     r(resource.id.0),
                     arg(self, context.async_id),
@@ -927,11 +931,20 @@ let args = format!(
                 self.storages.insert(als.0);
                 self.push(format!("als{}.disable();", als.0));
             }
-            Op::NapiAsyncInit(_) | Op::NapiMakeCallback(_) => {
-                return refuse(
-                    i,
-                    "napi-async-init / napi-make-callback (an N-API async context) are not exported yet",
-                )
+            Op::NapiAsyncInit(resource) => {
+                self.napi = true;
+                self.resources.insert(resource.0);
+                self.push(format!("napi.asyncInit({});", r(resource.0)));
+            }
+            Op::NapiMakeCallback(resource) => {
+                self.napi = true;
+                self.open(
+                    format!(
+                        "napi.makeCallback({}, common.mustCall(() => {{",
+                        r(resource.0)
+                    ),
+                    "}));",
+                );
             }
             Op::NextTick { .. } | Op::NextTickBody => {
                 let id = self.a.async_hooks.async_id_fields.k_async_id_counter + 1;
@@ -957,14 +970,21 @@ let args = format!(
             }
             Op::UncaughtException { handled } => {
                 match self.a.frames.last() {
-                    Some(Frame::Native(s)) if s.kind == ScopeKind::MakeCallback && !s.main_script => {
+                    Some(Frame::Native(s))
+                        if s.kind == ScopeKind::MakeCallback && !s.main_script =>
+                    {
                         return refuse(i, "an uncaught exception reported while a make-callback is open is not exported yet");
                     }
                     // Thrown in a tick's callback: the frames up to the
                     // `Close` that ran it, or the scope that called
                     // `_tickCallback()`, end (`follow_frames`).
                     Some(Frame::Native(_) | Frame::Tick { .. }) => {}
-                    _ => return refuse(i, "an uncaught exception from a microtask's callback is not exported yet"),
+                    _ => {
+                        return refuse(
+                            i,
+                            "an uncaught exception from a microtask's callback is not exported yet",
+                        )
+                    }
                 }
                 if self.frames.len() == 1
                     && matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.main_script)
@@ -1229,6 +1249,7 @@ pub fn render<S: AsyncIdStack>(
         top_bound: false,
         bound_inline: BTreeSet::new(),
         binding: false,
+        napi: false,
         no_force: false,
         ending: None,
         main_threw_at: None,
@@ -1366,7 +1387,7 @@ pub fn render<S: AsyncIdStack>(
                 .push(Item::Line("assert.deepStrictEqual(calls, []);".to_string()));
         }
     }
-    if w.module && w.binding {
+    if w.module && (w.binding || w.napi) {
         return refuse(
             ops.len(),
             "an ES module test that needs the addon: Node's addon test runner (test/testpy, AddonTestConfiguration) runs .js files only",
@@ -1432,6 +1453,7 @@ impl<S: AsyncIdStack> Writer<S> {
     }
 
     fn finish(self, comment: &str) -> Rendered {
+        let addon = self.binding || self.napi;
         let crash = self.ending.is_some();
         let depth = usize::from(crash);
         let mut body = String::new();
@@ -1646,24 +1668,20 @@ impl<S: AsyncIdStack> Writer<S> {
             let _ = writeln!(out, "// {l}");
         }
         out.push('\n');
-        let dir = if self.binding {
-            "../../common"
-        } else {
-            "../common"
-        };
+        let dir = if addon { "../../common" } else { "../common" };
         // Node requires `common` first in every test, bound only if used.
         let uses = |what: &str| body.contains(what) || decls.contains(what);
         if self.module {
             // An ES module imports `common` first, then makes `require` for
             // the rest (internal modules, the binding).
-            if uses("common.") || self.binding {
+            if uses("common.") || addon {
                 let _ = writeln!(out, "import * as common from '{dir}/index.mjs';");
             } else {
                 let _ = writeln!(out, "import '{dir}/index.mjs';");
             }
             out.push_str("import { createRequire } from 'module';\n\n");
             out.push_str("const require = createRequire(import.meta.url);\n");
-        } else if uses("common.") || self.binding {
+        } else if uses("common.") || addon {
             let _ = writeln!(out, "const common = require('{dir}');");
         } else {
             let _ = writeln!(out, "require('{dir}');");
@@ -1718,6 +1736,9 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if self.binding {
             out.push_str("const binding = require(`./build/${common.buildType}/binding`);\n");
+        }
+        if self.napi {
+            out.push_str("const napi = require(`./build/${common.buildType}/napi_binding`);\n");
         }
         out.push('\n');
         if let Some(ending) = &self.ending {
@@ -1780,7 +1801,7 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         Rendered {
             source: out,
-            binding: self.binding,
+            binding: addon,
             ending: self.ending,
             module: self.module,
         }
@@ -2038,5 +2059,25 @@ mod tests {
         .map(|e| e.reason)
         .unwrap_or_default();
         assert!(e.contains(".js files only"), "{e}");
+    }
+
+    #[test]
+    fn an_napi_async_context_is_the_node_api_modules_and_its_callback_returns() {
+        let t = write(
+            "als-run A1 5\n  napi-async-init R1\nend-als-run\nals-run A1 6\n  napi-make-callback R1\n    als-get-store A1\n    execution-async-id\n  close\n  napi-make-callback R1\n  close threw\nend-als-run",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        // The addon folder, the Node-API module only.
+        assert!(t.binding, "{}", t.source);
+        assert!(
+            t.source
+                .contains("const napi = require(`./build/${common.buildType}/napi_binding`);\n"),
+            "{}",
+            t.source
+        );
+        assert!(!t.source.contains("const binding ="), "{}", t.source);
+        // The context takes a Node-handed id and the frame of als1.run(5).
+        assert!(t.source.contains("als1.run(5, common.mustCall(() => {\n  napi.asyncInit(r1);\n}));\nals1.run(6, common.mustCall(() => {\n  assert.strictEqual(napi.makeCallback(r1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 5);\n    assert.strictEqual(executionAsyncId(), firstId);\n    return 'returned';\n  })), 'returned');\n  napi.makeCallback(r1, common.mustCall(() => {\n    throw new Error('the callback throws');\n  }));\n}));\n"), "{}", t.source);
     }
 }
