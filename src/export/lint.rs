@@ -48,15 +48,18 @@ pub fn conventions(path: &str, source: &str) -> Vec<String> {
         ));
     }
     if path.starts_with(layout::ADDON_DIR) {
-        // Every module a test requires whose name says binding (the
-        // `node.h` one or the Node-API one) comes from the build folder.
+        // Every file a test requires whose name says binding (the `node.h`
+        // one or the Node-API one; not `internal/test/binding`) comes from
+        // the build folder.
         let required = source.split("require(").skip(1).filter_map(|rest| {
             let quote = rest.chars().next()?;
             let rest = rest.get(1..)?;
             rest.split(quote).next()
         });
         let misplaced = required
-            .filter(|m| m.contains("binding"))
+            .filter(|m| {
+                m.starts_with('.') && m.rsplit('/').next().is_some_and(|f| f.contains("binding"))
+            })
             .any(|m| !m.starts_with("./build/${common.buildType}/"));
         if misplaced || (source.contains("binding.") && !source.contains("/binding`)")) {
             problems

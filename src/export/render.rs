@@ -68,6 +68,28 @@ const QUIET_CHECKS: &[&str] = &[
     "}",
 ];
 
+/// JS in `Environment::RunTimers`' own scope (`timers-scope`), as the
+/// conformance program runs it (src/conform/node/runtime.js).
+const TIMERS_SCOPE: &[&str] = &[
+    "// Environment::RunTimers' own scope, InternalCallbackScope(env, process,",
+    "// {0, 0}): the environment's timers callback is made one that calls the",
+    "// next function (RunTimers calls it again after one threw), the timer",
+    "// handle is started and binding.runTimers() runs RunTimers on it; then",
+    "// the callbacks are Node's own again (fresh ones, as bootstrap makes them).",
+    "function inTimersScope(...fns) {",
+    "  const timers = internalBinding('timers');",
+    "  const { processImmediate, processTimers } =",
+    "    getTimerCallbacks(process._tickCallback);",
+    "  timers.setupTimers(processImmediate, () => {",
+    "    fns.shift()?.();",
+    "    return 0;",
+    "  });",
+    "  timers.scheduleTimer(987654321);",
+    "  binding.runTimers(987654321);",
+    "  timers.setupTimers(processImmediate, processTimers);",
+    "}",
+];
+
 /// The two checks of [`QUIET_CHECKS`], each written where the test uses it.
 const QUIET_SAME: &[&str] = &[
     "function expectSame(actual, expected) {",
@@ -209,6 +231,8 @@ struct Writer<S: AsyncIdStack> {
     binding: bool,
     /// It uses the Node-API module (`napi-async-init`, `napi-make-callback`).
     napi: bool,
+    /// It runs JS in `Environment::RunTimers`' scope (`timers-scope`).
+    timers: bool,
     no_force: bool,
     ending: Option<Ending>,
     /// Where the main script threw (its block and item index).
@@ -773,10 +797,9 @@ impl<S: AsyncIdStack> Writer<S> {
             }
             Op::CloseOuter { outer } => self.close_outer(i, *outer)?,
             Op::TimersScope => {
-                return refuse(
-                    i,
-                    "timers-scope (Environment::RunTimers' scope) is not exported yet",
-                )
+                self.binding = true;
+                self.timers = true;
+                self.open("inTimersScope(common.mustCall(() => {".to_string(), "}));");
             }
             Op::ResetGlobal(resource) => {
                 self.binding = true;
@@ -1250,6 +1273,7 @@ pub fn render<S: AsyncIdStack>(
         bound_inline: BTreeSet::new(),
         binding: false,
         napi: false,
+        timers: false,
         no_force: false,
         ending: None,
         main_threw_at: None,
@@ -1477,6 +1501,7 @@ impl<S: AsyncIdStack> Writer<S> {
             || self.uses_symbol
             || self.uses_rias
             || captures
+            || self.timers
             || (self.module && !self.hooks.is_empty());
         if internal {
             flags.push("--expose-internals");
@@ -1495,6 +1520,11 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if self.module && !self.hooks.is_empty() {
             for text in ESM_NO_PROMISE_HOOKS {
+                d(text, &mut decls);
+            }
+        }
+        if self.timers {
+            for text in TIMERS_SCOPE {
                 d(text, &mut decls);
             }
         }
@@ -1724,6 +1754,22 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if captures {
             out.push_str("const AsyncContextFrame = require('internal/async_context_frame');\n");
+        }
+        if self.timers {
+            // Its warning's tick would run, and be seen by the hooks,
+            // after the main script.
+            for text in [
+                "// internal/test/binding warns through process.emitWarning, whose tick",
+                "// the hooks would see: no warning while it loads.",
+                "const { emitWarning } = process;",
+                "process.emitWarning = () => {};",
+                "const { internalBinding } = require('internal/test/binding');",
+                "process.emitWarning = emitWarning;",
+            ] {
+                out.push_str(text);
+                out.push('\n');
+            }
+            out.push_str("const { getTimerCallbacks } = require('internal/timers');\n");
         }
         if quiet {
             out.push_str("const util = require('util');\n");
@@ -2079,5 +2125,27 @@ mod tests {
         assert!(!t.source.contains("const binding ="), "{}", t.source);
         // The context takes a Node-handed id and the frame of als1.run(5).
         assert!(t.source.contains("als1.run(5, common.mustCall(() => {\n  napi.asyncInit(r1);\n}));\nals1.run(6, common.mustCall(() => {\n  assert.strictEqual(napi.makeCallback(r1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 5);\n    assert.strictEqual(executionAsyncId(), firstId);\n    return 'returned';\n  })), 'returned');\n  napi.makeCallback(r1, common.mustCall(() => {\n    throw new Error('the callback throws');\n  }));\n}));\n"), "{}", t.source);
+    }
+
+    #[test]
+    fn js_in_run_timers_scope_is_a_callback_of_in_timers_scope() {
+        let t = write(
+            "close\ntimers-scope\n  execution-async-resource\n  uncaught-exception handled\n  execution-async-id\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(
+            t.binding && t.source.starts_with("// Flags: --expose-internals\n"),
+            "{}",
+            t.source
+        );
+        assert!(
+            t.source.contains("function inTimersScope(...fns) {"),
+            "{}",
+            t.source
+        );
+        assert!(t.source.contains("process.emitWarning = () => {};\nconst { internalBinding } = require('internal/test/binding');\nprocess.emitWarning = emitWarning;\n"), "{}", t.source);
+        // After the handled exception RunTimers calls the callback again.
+        assert!(t.source.contains("binding.runFromEventLoop(common.mustCall(() => {\n  inTimersScope(common.mustCall(() => {\n    assert.strictEqual(executionAsyncResource(), process);\n    process.once('uncaughtException', common.mustCall());\n    throw new Error('uncaught');\n  }), common.mustCall(() => {\n    assert.strictEqual(executionAsyncId(), 0);\n  }));\n"), "{}", t.source);
     }
 }

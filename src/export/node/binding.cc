@@ -4,6 +4,7 @@
 
 #include <assert.h>
 
+#include <cstdint>
 #include <map>
 #include <type_traits>
 
@@ -197,6 +198,41 @@ void RunFromEventLoop(const FunctionCallbackInfo<Value>& args) {
   uv_prepare_start(&prepare_handle, OnPrepare);
 }
 
+// runTimers(due): Environment::RunTimers now, from the JS that calls this,
+// as libuv's uv__run_timers would call it: the environment's timer handle
+// (the one active timer that internalBinding('timers').scheduleTimer(due)
+// started `due` ms from now) is stopped and its callback called. RunTimers
+// opens its InternalCallbackScope(env, process, {0, 0}) and calls the
+// environment's timers callback in a loop, each call under a verbose
+// TryCatch, again after a call that threw (src/env.cc).
+struct TimerSearch {
+  uint64_t due;
+  uv_timer_t* found;
+  int matches;
+};
+
+void FindTimer(uv_handle_t* handle, void* arg) {
+  TimerSearch* search = static_cast<TimerSearch*>(arg);
+  if (handle->type != UV_TIMER || !uv_is_active(handle)) return;
+  uv_timer_t* timer = reinterpret_cast<uv_timer_t*>(handle);
+  if (uv_timer_get_due_in(timer) == search->due) {
+    search->found = timer;
+    search->matches++;
+  }
+}
+
+void RunTimers(const FunctionCallbackInfo<Value>& args) {
+  assert(args[0]->IsNumber());
+  TimerSearch search{
+      static_cast<uint64_t>(args[0].As<Number>()->Value()), nullptr, 0};
+  uv_walk(node::GetCurrentEventLoop(args.GetIsolate()), FindTimer, &search);
+  assert(search.matches == 1);
+  uv_timer_t* timer = search.found;
+  uv_timer_cb cb = timer->timer_cb;
+  uv_timer_stop(timer);
+  cb(timer);
+}
+
 void Initialize(Local<Object> exports) {
   NODE_SET_METHOD(exports, "callbackScope", CallbackScope);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallback);
@@ -205,6 +241,7 @@ void Initialize(Local<Object> exports) {
   NODE_SET_METHOD(exports, "globalCallbackScope", GlobalCallbackScope);
   NODE_SET_METHOD(exports, "resetGlobal", ResetGlobal);
   NODE_SET_METHOD(exports, "runFromEventLoop", RunFromEventLoop);
+  NODE_SET_METHOD(exports, "runTimers", RunTimers);
 }
 
 }  // namespace
