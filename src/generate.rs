@@ -164,12 +164,30 @@ pub struct CaseGen {
     phase: usize,
     /// The current phase has reached its target depth (or has none).
     built: bool,
+    /// The current phase's weights with the building factors applied
+    /// ([`building_weights`]), while it builds.
+    building: [u32; OpKind::COUNT],
     /// The last op was a `close-outer`: it may have left the closed scope's
     /// entry on top, whose resource is then read through freed memory.
     after_close_outer: bool,
     /// The last op was a `disable-hook`: if it left no hook enabled, a scope
     /// opened now is lazy inside the scopes opened while hooks were on.
     after_disable: bool,
+}
+
+/// `phase`'s weights while it builds its stack: the kinds that deepen
+/// eight times as likely, those that unwind or end JS never drawn.
+fn building_weights(phase: &Phase) -> [u32; OpKind::COUNT] {
+    let mut weights = phase.weights;
+    for &kind in OpKind::ALL {
+        let w = &mut weights[kind as usize];
+        match draw::weights(kind).role {
+            Role::Deepens => *w *= 8,
+            Role::Unwinds | Role::EndsJs => *w = 0,
+            Role::Other => {}
+        }
+    }
+    weights
 }
 
 impl CaseGen {
@@ -179,12 +197,14 @@ impl CaseGen {
         let mut rng = case_rng(seed, case);
         let swarm = Swarm::draw(&mut rng, max_len);
         let built = swarm.phases[0].target_depth == 0;
+        let building = building_weights(&swarm.phases[0]);
         CaseGen {
             rng,
             swarm,
             drawn: 0,
             phase: 0,
             built,
+            building,
             after_close_outer: false,
             after_disable: false,
         }
@@ -207,6 +227,9 @@ impl CaseGen {
         {
             self.phase += 1;
             self.built = self.swarm.phases[self.phase].target_depth == 0;
+            if !self.built {
+                self.building = building_weights(&self.swarm.phases[self.phase]);
+            }
         }
         self.drawn += 1;
         let op = self.draw(eager);
@@ -240,18 +263,11 @@ impl CaseGen {
         if !self.built && nesting(eager) >= phase.target_depth {
             self.built = true;
         }
-        let building = !self.built;
-        let mut weights = phase.weights;
-        if building {
-            for &kind in OpKind::ALL {
-                let w = &mut weights[kind as usize];
-                match draw::weights(kind).role {
-                    Role::Deepens => *w *= 8,
-                    Role::Unwinds | Role::EndsJs => *w = 0,
-                    Role::Other => {}
-                }
-            }
-        }
+        let mut weights = if self.built {
+            phase.weights
+        } else {
+            self.building
+        };
         // In a reaction's body that started without promise hooks,
         // enabling one is what makes promiseAfterHook skip its pop (the
         // factors commute with the building ones: the same weight as
