@@ -14,8 +14,8 @@ use std::path::Path;
 /// Every finding's counterexample and a few scenarios that cover crashes,
 /// handled exceptions, ticks with bodies (one that throws), make-callback's
 /// trampoline, an unhandled rejection, an AsyncResource's frame, a scope
-/// deleted out of order, an N-API async context's stored frame and JS in
-/// RunTimers' scope.
+/// deleted out of order, N-API async contexts (ids, hooks, the stored
+/// frame) and JS in RunTimers' scope.
 fn sample(version: NodeVersion) -> export::Export {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let findings = std::fs::read_to_string(root.join("docs/findings.md")).expect("findings.md");
@@ -33,6 +33,7 @@ fn sample(version: NodeVersion) -> export::Export {
         "tick-body-throws",
         "als-async-resource-frame",
         "close-outer-equal-ids",
+        "napi-make-callback-ids-and-hooks",
         "napi-make-callback-enters-stored-frame",
         "timers-scope-goes-on-after-exception",
     ] {
