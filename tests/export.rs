@@ -99,7 +99,11 @@ fn every_source_is_exported_or_refused_on_both_versions() {
             exp.refused.len()
         );
         for t in &exp.tests {
-            let problems = export::lint::conventions(&t.path, &t.rendered.source);
+            let mut problems = export::lint::conventions(&t.path, &t.rendered.source);
+            if let Some(fixture) = &t.rendered.fixture {
+                let path = export::layout::fixture_path(&t.path);
+                problems.extend(export::lint::conventions(&path, fixture));
+            }
             assert!(
                 problems.is_empty(),
                 "node {version}: {}: {problems:?}",

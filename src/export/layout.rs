@@ -31,6 +31,15 @@ pub const COMMON_JS: &str = include_str!("node/common/index.js");
 /// Its ES module face (`test/common/index.mjs`), for the `.mjs` tests.
 pub const COMMON_MJS: &str = include_str!("node/common/index.mjs");
 
+/// The path of the ES module a test runs (its `fixture`): the test's own
+/// with `.mjs`.
+pub fn fixture_path(test: &str) -> String {
+    match test.strip_suffix(".js") {
+        Some(stem) => format!("{stem}.mjs"),
+        None => format!("{test}.mjs"),
+    }
+}
+
 /// A test file's path in a Node checkout.
 pub fn path_of(file: &str, binding: bool) -> String {
     let dir = if binding { ADDON_DIR } else { JS_DIR };
@@ -55,6 +64,9 @@ pub fn write(root: &Path, export: &Export) -> std::io::Result<()> {
             std::fs::create_dir_all(dir)?;
         }
         write_file(&path, &t.rendered.source)?;
+        if let Some(fixture) = &t.rendered.fixture {
+            write_file(&path.with_extension("mjs"), fixture)?;
+        }
     }
     Ok(())
 }

@@ -424,7 +424,11 @@ pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Expor
                 continue;
             }
         };
-        let ext = if rendered.module { "mjs" } else { "js" };
+        let ext = if rendered.module && rendered.fixture.is_none() {
+            "mjs"
+        } else {
+            "js"
+        };
         let file = format!("test-{}-{}.{ext}", s.origin.name(), s.name);
         if !names.insert(file.clone()) {
             out.refused

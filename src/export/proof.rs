@@ -179,6 +179,11 @@ pub fn prove(
     let runs: Vec<TestRun> = parallel(&export.tests, |t| {
         let mut problems = lint::conventions(&t.path, &t.rendered.source);
         problems.extend(syntax(&harness.node, &tree, &t.path)?);
+        if let Some(fixture) = &t.rendered.fixture {
+            let path = layout::fixture_path(&t.path);
+            problems.extend(lint::conventions(&path, fixture));
+            problems.extend(syntax(&harness.node, &tree, &path)?);
+        }
         if !problems.is_empty() {
             return Ok(TestRun {
                 path: t.path.clone(),
@@ -186,7 +191,7 @@ pub fn prove(
                 failure: Some(format!("lint: {}", problems.join("; "))),
             });
         }
-        run_test(&harness.node, &tree, &t.path, &t.rendered.source)
+        run_test(&harness.node, &tree, &t.path, &t.rendered.source, None)
     })?;
     let run_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -198,10 +203,13 @@ pub fn prove(
             tried: Vec::new(),
             killed: false,
         };
-        for (k, (test, source)) in tries.iter().enumerate() {
+        for (k, (test, source, fixture)) in tries.iter().enumerate() {
             let path = variant_path(test, *n, k);
-            let result = run_test(&harness.node, &tree, &path, source)?;
+            let result = run_test(&harness.node, &tree, &path, source, fixture.as_deref())?;
             let _ = std::fs::remove_file(tree.join(&path));
+            if fixture.is_some() {
+                let _ = std::fs::remove_file(tree.join(layout::fixture_path(&path)));
+            }
             run.tried.push(test.clone());
             if !result.passed {
                 run.killed = true;
@@ -232,8 +240,9 @@ fn variant_path(path: &str, plan: usize, k: usize) -> String {
 }
 
 /// A wrong variant to run: what is wrong, and the tests to try it on
-/// (path, the test's text with the wrong expectations).
-type Plan = (String, Vec<(String, String)>);
+/// (path, the test's text and its ES module's, the wrong expectations in
+/// the one that has them).
+type Plan = (String, Vec<(String, String, Option<String>)>);
 
 /// The wrong variants: each mutant of the catalogue, rendered as the
 /// expectations of up to `budget.per_mutant` tests whose traces tell it
@@ -243,7 +252,7 @@ fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
     let mut out: Vec<Plan> = Vec::new();
     for m in Mutant::ALL {
         let name = m.name();
-        let tries: Vec<(String, String)> = (export.tests.iter())
+        let tries: Vec<(String, String, Option<String>)> = (export.tests.iter())
             .filter(|t| t.mutants.contains(&name))
             .filter_map(|t| {
                 let wrong = render::render(
@@ -253,7 +262,8 @@ fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
                     &t.comment,
                 )
                 .ok()?;
-                (wrong.source != t.rendered.source).then(|| (t.path.clone(), wrong.source))
+                (wrong.source != t.rendered.source || wrong.fixture != t.rendered.fixture)
+                    .then(|| (t.path.clone(), wrong.source, wrong.fixture))
             })
             .take(budget.per_mutant)
             .collect();
@@ -262,8 +272,17 @@ fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
         }
     }
     for t in export.tests.iter().take(budget.altered) {
-        if let Some((line, source)) = altered(&t.rendered.source) {
-            out.push((format!("altered: {line}"), vec![(t.path.clone(), source)]));
+        let alter = match &t.rendered.fixture {
+            Some(fixture) => {
+                altered(fixture).map(|(line, text)| (line, t.rendered.source.clone(), Some(text)))
+            }
+            None => altered(&t.rendered.source).map(|(line, text)| (line, text, None)),
+        };
+        if let Some((line, source, fixture)) = alter {
+            out.push((
+                format!("altered: {line}"),
+                vec![(t.path.clone(), source, fixture)],
+            ));
         }
     }
     out
@@ -387,9 +406,20 @@ fn syntax(node: &Path, tree: &Path, path: &str) -> Result<Option<String>, Confor
     }
 }
 
-/// Write `source` at `path` in `tree` and run it with its flags, as
-/// `tools/test.py` does.
-fn run_test(node: &Path, tree: &Path, path: &str, source: &str) -> Result<TestRun, ConformError> {
+/// Write `source` at `path` in `tree` (and the ES module it runs, if
+/// any, beside it) and run it with its flags, as `tools/test.py` does.
+fn run_test(
+    node: &Path,
+    tree: &Path,
+    path: &str,
+    source: &str,
+    fixture: Option<&str>,
+) -> Result<TestRun, ConformError> {
+    if let Some(text) = fixture {
+        let file = tree.join(layout::fixture_path(path));
+        crate::files::replace(&file, text.as_bytes())
+            .map_err(|e| ConformError::Io(format!("write {}: {e}", file.display())))?;
+    }
     let file = tree.join(path);
     crate::files::replace(&file, source.as_bytes())
         .map_err(|e| ConformError::Io(format!("write {}: {e}", file.display())))?;

@@ -135,8 +135,13 @@ pub struct Rendered {
     /// How the model says the process ends, if it dies.
     pub ending: Option<Ending>,
     /// The entry is an ES module (`entry-module`): the test is a `.mjs`
-    /// file.
+    /// file, or, in the addon folder, a `.js` test that runs `fixture`.
     pub module: bool,
+    /// An ES module entry that needs the addon: its text, written beside
+    /// the `.js` test (`source`) as the same name with `.mjs`, which the
+    /// test runs as a child process's entry (Node's addon test runner runs
+    /// `.js` files only).
+    pub fixture: Option<String>,
 }
 
 /// What the renderer cannot write readably (beyond what node cannot
@@ -1393,13 +1398,10 @@ pub fn render<S: AsyncIdStack>(
             }
         }
     }
-    let module_body_only = w.module && w.frames.is_empty() && w.event_loop.is_none();
-    if module_body_only && !w.pending.is_empty() {
-        return refuse(
-            ops.len(),
-            "an ES module test checks hook calls made after its body only from the event loop (the addon), and Node's addon test runner runs .js files only",
-        );
-    }
+    // Hook calls made after an ES module's body are checked from the event
+    // loop (the addon's callback), as a CommonJS test's are.
+    let module_body_only =
+        w.module && w.frames.is_empty() && w.event_loop.is_none() && w.pending.is_empty();
     if w.ending.is_none() {
         w.flush();
         if !w.hooks.is_empty() || w.rejects {
@@ -1411,10 +1413,10 @@ pub fn render<S: AsyncIdStack>(
                 .push(Item::Line("assert.deepStrictEqual(calls, []);".to_string()));
         }
     }
-    if w.module && (w.binding || w.napi) {
+    if w.module && (w.binding || w.napi) && w.ending.is_some() {
         return refuse(
             ops.len(),
-            "an ES module test that needs the addon: Node's addon test runner (test/testpy, AddonTestConfiguration) runs .js files only",
+            "an ES module entry that needs the addon and dies: its test would be a child process of a child process",
         );
     }
     Ok(w.finish(comment))
@@ -1845,11 +1847,21 @@ impl<S: AsyncIdStack> Writer<S> {
             }
             out.push_str(&body);
         }
+        if self.module && addon {
+            return Rendered {
+                source: module_runner(comment, &flags),
+                binding: true,
+                ending: None,
+                module: true,
+                fixture: Some(out),
+            };
+        }
         Rendered {
             source: out,
             binding: addon,
             ending: self.ending,
             module: self.module,
+            fixture: None,
         }
     }
 
@@ -1888,6 +1900,36 @@ impl<S: AsyncIdStack> Writer<S> {
 
 /// The longest line Node's lint allows (`max-len` in its eslint.config.mjs).
 const MAX_LEN: usize = 120;
+
+/// The `.js` test of an ES module entry that needs the addon: it runs the
+/// module beside it (its own name with `.mjs`) as a child's entry, with the
+/// module's flags, and passes if the child exits 0.
+fn module_runner(comment: &str, flags: &[&str]) -> String {
+    let mut out = String::from("'use strict';\n");
+    for l in wrap_comment(comment) {
+        let _ = writeln!(out, "// {l}");
+    }
+    out.push('\n');
+    out.push_str("require('../../common');\n");
+    out.push_str("const assert = require('assert');\n");
+    out.push_str("const { spawnSync } = require('child_process');\n\n");
+    out.push_str("// The test is an ES module entry: this file's name with .mjs, beside it\n");
+    out.push_str("// (the addon test runner runs .js files only), run as a child's entry.\n");
+    out.push_str("const entry = __filename.replace(/\\.js$/, '.mjs');\n");
+    let args: Vec<String> = flags
+        .iter()
+        .map(|f| format!("'{f}'"))
+        .chain(["entry".to_string()])
+        .collect();
+    let _ = writeln!(
+        out,
+        "const child = spawnSync(process.execPath, [{}]);",
+        args.join(", ")
+    );
+    out.push_str("assert.strictEqual(child.signal, null);\n");
+    out.push_str("assert.strictEqual(child.status, 0, child.stderr.toString());\n");
+    out
+}
 
 /// The test's one-line description, wrapped as Node's comments are (80
 /// columns).
@@ -2096,15 +2138,29 @@ mod tests {
         let t = write("entry-module\nexecution-async-id\nclose", NodeVersion::V20)
             .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(t.source.contains("while (loaderBusy()) {"), "{}", t.source);
-        // An .mjs in test/addons/ would not run.
+        // An .mjs in test/addons/ would not run: a .js test runs it.
+        let t = write(
+            "entry-module\ncallback-scope 5 1 R1\n  execution-async-id\nclose\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.module && t.binding, "{}", t.source);
+        assert!(t.source.contains("const entry = __filename.replace(/\\.js$/, '.mjs');\nconst child = spawnSync(process.execPath, [entry]);\nassert.strictEqual(child.signal, null);\nassert.strictEqual(child.status, 0, child.stderr.toString());\n"), "{}", t.source);
+        let fixture = t.fixture.unwrap_or_default();
+        assert!(
+            fixture.contains("import * as common from '../../common/index.mjs';"),
+            "{fixture}"
+        );
+        assert!(fixture.contains("binding.callbackScope(r1, 5, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 5);\n}));"), "{fixture}");
+        // One that dies would be a child of a child.
         let e = write(
-            "entry-module\ncallback-scope 5 1 R1\nclose\nclose",
+            "entry-module\ncallback-scope 5 1 R1\n  emit-after 9\nclose\nclose",
             NodeVersion::V26,
         )
         .err()
         .map(|e| e.reason)
         .unwrap_or_default();
-        assert!(e.contains(".js files only"), "{e}");
+        assert!(e.contains("a child process of a child process"), "{e}");
     }
 
     #[test]
