@@ -15,7 +15,7 @@ use std::path::Path;
 /// handled exceptions, ticks with bodies (one that throws), make-callback's
 /// trampoline, an unhandled rejection, an AsyncResource's frame, a scope
 /// deleted out of order, N-API async contexts (ids, hooks, the stored
-/// frame) and JS in RunTimers' scope.
+/// frame), JS in RunTimers' scope and a Worker that stops.
 fn sample(version: NodeVersion) -> export::Export {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let findings = std::fs::read_to_string(root.join("docs/findings.md")).expect("findings.md");
@@ -36,6 +36,7 @@ fn sample(version: NodeVersion) -> export::Export {
         "napi-make-callback-ids-and-hooks",
         "napi-make-callback-enters-stored-frame",
         "timers-scope-goes-on-after-exception",
+        "stop-in-a-worker-with-lazy-and-eager",
     ] {
         sources.extend(scenarios.iter().filter(|s| s.name == name).cloned());
     }

@@ -64,6 +64,11 @@ pub struct Decider {
     /// model's frames are outside it. Its `frame()` returns once the model
     /// has no more frames than that.
     closed_early: Vec<usize>,
+    /// The program runs in a `worker_threads` Worker, whose `process.exit()`
+    /// stops its environment (`Worker::Exit` → `Stop` →
+    /// `Environment::ExitEnv`, src/node_worker.cc): `stop` can be written
+    /// (the exported tests; the conformance programs run on the main thread).
+    stops_in_worker: bool,
 }
 
 impl Decider {
@@ -74,6 +79,19 @@ impl Decider {
             module_entry: false,
             try_catch_chain_broken: false,
             closed_early: Vec::new(),
+            stops_in_worker: false,
+        }
+    }
+
+    /// [`Decider::new`] for a program that runs in a Worker, where `stop`
+    /// is `process.exit()`: from the event loop only (the worker's script
+    /// runs in a MessagePort's callback, not in a scope like the main
+    /// script's), with JS running, and only frame ends after it (no JS runs
+    /// once the environment stops; the scopes close as the stack unwinds).
+    pub fn in_worker(capabilities: Capabilities) -> Self {
+        Decider {
+            stops_in_worker: true,
+            ..Decider::new(capabilities)
         }
     }
 
@@ -143,6 +161,17 @@ impl Decider {
                     .to_string(),
             );
         }
+        if env.is_stopping && self.stops_in_worker {
+            let ends = op.closes_frame() || matches!(op, Op::EndTick | Op::EndMicrotask);
+            return match op {
+                Op::CloseScope { threw: false } => None,
+                Op::CloseScope { threw: true } | Op::CloseOuter { .. } => Some(
+                    "after stop a scope closes as the worker's stack unwinds: `close`, not `close threw` or `close-outer`".to_string(),
+                ),
+                _ if ends => None,
+                _ => Some("after stop no JavaScript runs in the worker: only the frames' ends follow, as its stack unwinds".to_string()),
+            };
+        }
         let Some(innermost) = env.frames.last() else {
             // After the main script: the program's event-loop callback runs
             // JS outside any scope only to open a native one (or to reset a
@@ -181,8 +210,14 @@ impl Decider {
             Op::TimersScope => Some(
                 "timers-scope: Environment::RunTimers runs from the event loop when no native scope is open (close the main script's first)".to_string(),
             ),
-            Op::Stop => Some(
+            Op::Stop if !self.stops_in_worker => Some(
                 "stop: Environment::ExitEnv comes from another thread (worker.terminate()); a program cannot stop its environment at a chosen op and go on running ops".to_string(),
+            ),
+            Op::Stop if matches!(env.frames.first(), Some(Frame::Native(s)) if s.main_script) => Some(
+                "stop in a worker runs from the event loop (after the main script's close): the worker's script body runs in a MessagePort's callback, with other ids and stack than the main script's".to_string(),
+            ),
+            Op::Stop if !env.js_running() => Some(
+                "stop is the worker's process.exit(): JavaScript must be running".to_string(),
             ),
             Op::NodeVersion(v) if *v != self.capabilities.node_version => Some(format!(
                 "the trace is for node version {v}, and this binary's node version is {}",
@@ -426,6 +461,46 @@ mod tests {
 
     const V20: fn() -> Capabilities = Capabilities::default;
     const V26: fn() -> Capabilities = Capabilities::node26;
+
+    /// Where the decider of a Worker test stops: `Ok(())` if every op of
+    /// `text` is decided, else the first refusal's index and reason.
+    fn in_worker(text: &str, caps: Capabilities) -> Result<(), (usize, String)> {
+        let ops = trace::parse(text).unwrap_or_else(|e| panic!("{e}")).ops();
+        let mut env = Eager::for_version(caps.node_version);
+        let mut decider = Decider::in_worker(caps);
+        for op in &ops {
+            match decider.apply(&mut env, op) {
+                Err(u) => return Err((u.index, u.reason)),
+                Ok(r) => assert!(r.is_ok(), "{text}: the model rejects `{op}`"),
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_worker_stops_from_the_event_loop_and_only_unwinds_after() {
+        for caps in [V20(), V26()] {
+            let lead = "close\ncallback-scope 5 1 R1\n";
+            assert_eq!(in_worker(&format!("{lead}stop\nclose"), caps), Ok(()));
+            let refused = |text: &str, index: usize, why: &str| match in_worker(text, caps) {
+                Err((i, reason)) => {
+                    assert_eq!(i, index, "{text}: {reason}");
+                    assert!(reason.contains(why), "{text}: {reason}");
+                }
+                Ok(()) => panic!("{text}: decided"),
+            };
+            // The worker's script body is not the main script's scope.
+            refused("callback-scope 5 1 R1\nstop", 1, "event loop");
+            refused(
+                &format!("{lead}stop\nexecution-async-id"),
+                3,
+                "only the frames' ends",
+            );
+            refused(&format!("{lead}stop\nclose threw"), 3, "not `close threw`");
+            // The main thread's programs (conformance) never stop.
+            assert_refused(&format!("{lead}stop"), caps, 2, "another thread");
+        }
+    }
 
     #[test]
     fn what_no_binary_can_express() {

@@ -254,6 +254,9 @@ struct Writer<S: AsyncIdStack> {
     module: bool,
     /// The keys `binding.heapCallbackScope` has handed out (`close-outer`).
     heap_scopes: usize,
+    /// The test ran `stop`: it runs in a Worker, whose `process.exit()`
+    /// stopped its environment; nothing after it is written.
+    stopped: bool,
 }
 
 fn refuse<T>(index: usize, reason: impl Into<String>) -> Result<T, NotWritten> {
@@ -699,6 +702,52 @@ impl<S: AsyncIdStack> Writer<S> {
         Ok(())
     }
 
+    /// `stop`: the test runs in a Worker and calls `process.exit()` there,
+    /// which stops the worker's environment as `worker.terminate()` does
+    /// (`Worker::Exit` → `Stop` → `Environment::ExitEnv`). The worker's
+    /// script body runs in a MessagePort's callback, not in a scope like the
+    /// main script's, so everything before the stop runs from the event loop.
+    fn stop(&mut self, i: usize) -> Result<(), NotWritten> {
+        if self.module {
+            return refuse(i, "stop in an ES module entry: a Worker of an .mjs test");
+        }
+        let only_event_loop = self.event_loop.is_some()
+            && self.blocks[0].items.len() == 1
+            && self.frames.last().is_some_and(|f| !f.dead);
+        if !only_event_loop {
+            return refuse(
+                i,
+                "a test that stops runs in a Worker, whose script body runs in a MessagePort's callback: everything before the stop must run from the event loop, after the main script's close",
+            );
+        }
+        self.push("// The worker's environment stops here (Environment::ExitEnv): no more");
+        self.push("// JS runs in it, and its scopes close on the stopping path.");
+        self.push("process.exit();");
+        self.stopped = true;
+        Ok(())
+    }
+
+    /// An op after `stop`: a frame's end, which the test does not write
+    /// (the worker's stack unwinds); the model must observe nothing.
+    fn after_stop(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
+        if !ends_frame(op) {
+            return refuse(
+                i,
+                "after stop no JavaScript runs: only the frames' ends follow",
+            );
+        }
+        let op_b = map_op_ids(op, &mut |id| self.node_id(id).unwrap_or(id));
+        let answers = [
+            crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut self.a, op)),
+            crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut self.b, &op_b)),
+        ];
+        match answers {
+            [Ok(a), Ok(b)] if a.is_empty() && b.is_empty() => Ok(()),
+            [Ok(_), Ok(_)] => refuse(i, "the model observes something after stop"),
+            [Err(e), _] | [_, Err(e)] => refuse(i, format!("the model rejects `{op}`: {e}")),
+        }
+    }
+
     /// A callback-scope's JS goes on after a handled exception: in the next
     /// callback the addon calls in the same scope.
     fn continue_after_exception(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
@@ -810,7 +859,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.binding = true;
                 self.push(format!("binding.resetGlobal({});", resource.0));
             }
-            Op::Stop => return refuse(i, "stop comes from another thread"),
+            Op::Stop => self.stop(i)?,
             Op::CreateHook { hook, callbacks } => {
                 let mut names = Vec::new();
                 for (on, name) in [
@@ -1288,10 +1337,15 @@ pub fn render<S: AsyncIdStack>(
         captured: BTreeSet::new(),
         module: false,
         heap_scopes: 0,
+        stopped: false,
     };
     for (i, op) in ops.iter().enumerate() {
         if w.ending.is_some() {
             break;
+        }
+        if w.stopped {
+            w.after_stop(i, op)?;
+            continue;
         }
         let depth = w.a.frames.len();
         if depth > 24 {
@@ -1402,7 +1456,7 @@ pub fn render<S: AsyncIdStack>(
     // loop (the addon's callback), as a CommonJS test's are.
     let module_body_only =
         w.module && w.frames.is_empty() && w.event_loop.is_none() && w.pending.is_empty();
-    if w.ending.is_none() {
+    if w.ending.is_none() && !w.stopped {
         w.flush();
         if !w.hooks.is_empty() || w.rejects {
             // An ES module test that runs nothing from the event loop checks
@@ -1481,7 +1535,7 @@ impl<S: AsyncIdStack> Writer<S> {
     fn finish(self, comment: &str) -> Rendered {
         let addon = self.binding || self.napi;
         let crash = self.ending.is_some();
-        let depth = usize::from(crash);
+        let depth = usize::from(crash || self.stopped);
         let mut body = String::new();
         self.write_block(0, depth, &mut body);
         // After a scope deleted out of order, V8's TryCatch chain points at
@@ -1718,7 +1772,7 @@ impl<S: AsyncIdStack> Writer<S> {
         } else {
             let _ = writeln!(out, "require('{dir}');");
         }
-        if uses("assert.") || crash {
+        if uses("assert.") || crash || self.stopped {
             out.push_str("const assert = require('assert');\n");
         }
         let mut from_public: BTreeSet<&str> = self.from_async_hooks.clone();
@@ -1782,14 +1836,50 @@ impl<S: AsyncIdStack> Writer<S> {
                 out.push_str("const { fileURLToPath } = require('url');\n");
             }
         }
+        if self.stopped {
+            out.push_str("const { isMainThread, Worker } = require('worker_threads');\n");
+        }
+        // A test that stops loads the addon in its Worker only (an addon
+        // that is not context-aware loads into one environment).
+        let mut addons = String::new();
+        let indent = if self.stopped { "  " } else { "" };
         if self.binding {
-            out.push_str("const binding = require(`./build/${common.buildType}/binding`);\n");
+            let _ = writeln!(
+                addons,
+                "{indent}const binding = require(`./build/${{common.buildType}}/binding`);"
+            );
         }
         if self.napi {
-            out.push_str("const napi = require(`./build/${common.buildType}/napi_binding`);\n");
+            let _ = writeln!(
+                addons,
+                "{indent}const napi = require(`./build/${{common.buildType}}/napi_binding`);"
+            );
+        }
+        if !self.stopped {
+            out.push_str(&addons);
         }
         out.push('\n');
-        if let Some(ending) = &self.ending {
+        if self.stopped {
+            for text in [
+                "if (isMainThread) {",
+                "  // The test runs in a Worker, whose process.exit() stops its environment",
+                "  // with scopes open, as worker.terminate() would.",
+                "  new Worker(__filename)",
+                "    .on('error', common.mustNotCall())",
+                "    .on('exit', common.mustCall((code) => assert.strictEqual(code, 0)));",
+                "} else {",
+            ] {
+                out.push_str(text);
+                out.push('\n');
+            }
+            out.push_str(&addons);
+            out.push_str(&decls);
+            if !decls.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&body);
+            out.push_str("}\n");
+        } else if let Some(ending) = &self.ending {
             out.push_str("if (process.argv[2] === 'child') {\n");
             out.push_str(&decls);
             if !decls.is_empty() {
@@ -2181,6 +2271,40 @@ mod tests {
         assert!(!t.source.contains("const binding ="), "{}", t.source);
         // The context takes a Node-handed id and the frame of als1.run(5).
         assert!(t.source.contains("als1.run(5, common.mustCall(() => {\n  napi.asyncInit(r1);\n}));\nals1.run(6, common.mustCall(() => {\n  assert.strictEqual(napi.makeCallback(r1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 5);\n    assert.strictEqual(executionAsyncId(), firstId);\n    return 'returned';\n  })), 'returned');\n  napi.makeCallback(r1, common.mustCall(() => {\n    throw new Error('the callback throws');\n  }));\n}));\n"), "{}", t.source);
+    }
+
+    #[test]
+    fn a_test_that_stops_runs_in_a_worker_that_loads_the_addon() {
+        let text = "create-hook H1 before\nclose\ncallback-scope 5 1 R1\nenable-hook H1\ncallback-scope 6 5 R2\nstop\nclose\nclose";
+        for version in [NodeVersion::V20, NodeVersion::V26] {
+            let t = write(text, version).unwrap();
+            let src = &t.source;
+            let main = src
+                .find("if (isMainThread) {")
+                .expect("a main-thread branch");
+            let worker = src.find("} else {").expect("a worker branch");
+            let addon = src.find("const binding = require(").expect("the binding");
+            assert!(main < worker && worker < addon, "{src}");
+            assert!(src
+                .contains(".on('exit', common.mustCall((code) => assert.strictEqual(code, 0)));"));
+            assert!(
+                src.contains("        process.exit();\n      }));\n"),
+                "{src}"
+            );
+            // Nothing is written after the stop, not even the last check.
+            assert!(!src.contains("assert.deepStrictEqual(calls, [])"), "{src}");
+        }
+        // decide refuses this first (src/conform/decide.rs); the renderer
+        // refuses it too, given the trace unprepared.
+        let ops = trace::parse("callback-scope 5 1 R1\nstop\nclose\nclose")
+            .unwrap()
+            .ops();
+        let in_main = render(&ops, NodeVersion::V26, Eager::new, "").unwrap_err();
+        assert!(
+            in_main.reason.contains("from the event loop"),
+            "{}",
+            in_main.reason
+        );
     }
 
     #[test]
