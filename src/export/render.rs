@@ -1467,12 +1467,6 @@ pub fn render<S: AsyncIdStack>(
                 .push(Item::Line("assert.deepStrictEqual(calls, []);".to_string()));
         }
     }
-    if w.module && (w.binding || w.napi) && w.ending.is_some() {
-        return refuse(
-            ops.len(),
-            "an ES module entry that needs the addon and dies: its test would be a child process of a child process",
-        );
-    }
     Ok(w.finish(comment))
 }
 
@@ -1535,7 +1529,11 @@ impl<S: AsyncIdStack> Writer<S> {
     fn finish(self, comment: &str) -> Rendered {
         let addon = self.binding || self.napi;
         let crash = self.ending.is_some();
-        let depth = usize::from(crash || self.stopped);
+        // An ES module entry that needs the addon is already a child's
+        // entry (`module_runner`): its runner checks how it dies.
+        let runner_checks = self.module && addon;
+        let wrapped = crash && !runner_checks;
+        let depth = usize::from(wrapped || self.stopped);
         let mut body = String::new();
         self.write_block(0, depth, &mut body);
         // After a scope deleted out of order, V8's TryCatch chain points at
@@ -1772,7 +1770,7 @@ impl<S: AsyncIdStack> Writer<S> {
         } else {
             let _ = writeln!(out, "require('{dir}');");
         }
-        if uses("assert.") || crash || self.stopped {
+        if uses("assert.") || wrapped || self.stopped {
             out.push_str("const assert = require('assert');\n");
         }
         let mut from_public: BTreeSet<&str> = self.from_async_hooks.clone();
@@ -1830,7 +1828,7 @@ impl<S: AsyncIdStack> Writer<S> {
         if quiet {
             out.push_str("const util = require('util');\n");
         }
-        if crash {
+        if wrapped {
             out.push_str("const { spawnSync } = require('child_process');\n");
             if self.module {
                 out.push_str("const { fileURLToPath } = require('url');\n");
@@ -1879,7 +1877,7 @@ impl<S: AsyncIdStack> Writer<S> {
             }
             out.push_str(&body);
             out.push_str("}\n");
-        } else if let Some(ending) = &self.ending {
+        } else if let Some(ending) = self.ending.as_ref().filter(|_| wrapped) {
             out.push_str("if (process.argv[2] === 'child') {\n");
             out.push_str(&decls);
             if !decls.is_empty() {
@@ -1910,25 +1908,9 @@ impl<S: AsyncIdStack> Writer<S> {
                 let _ = writeln!(out, "    {},", args.join(", "));
                 out.push_str("  ]);\n");
             }
-            let (status, signal, message) = match ending {
-                Ending::Corrupted { actual, expected } => (
-                    "1",
-                    "null",
-                    format!("async hook stack has become corrupted \\(actual: {actual}, expected: {expected}\\)"),
-                ),
-                Ending::Check(c) => (
-                    "null",
-                    "'SIGABRT'",
-                    format!("Assertion failed: {}", regex_escape(check_text(*c))),
-                ),
-                Ending::Uncaught => ("1", "null", "Error: uncaught".to_string()),
-            };
-            let _ = writeln!(out, "  assert.strictEqual(child.status, {status});");
-            let _ = writeln!(out, "  assert.strictEqual(child.signal, {signal});");
-            let _ = writeln!(
-                out,
-                "  assert.match(child.stderr.toString(), /heartbeat: still alive\\n[^]*{message}/);"
-            );
+            for l in ending_checks(ending) {
+                let _ = writeln!(out, "  {l}");
+            }
             out.push_str("}\n");
         } else {
             out.push_str(&decls);
@@ -1939,7 +1921,7 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if self.module && addon {
             return Rendered {
-                source: module_runner(comment, &flags),
+                source: module_runner(comment, &flags, self.ending.as_ref()),
                 binding: true,
                 ending: None,
                 module: true,
@@ -1991,10 +1973,35 @@ impl<S: AsyncIdStack> Writer<S> {
 /// The longest line Node's lint allows (`max-len` in its eslint.config.mjs).
 const MAX_LEN: usize = 120;
 
+/// How a test that dies is checked: the child's status, its signal, and
+/// its stderr (the heartbeat, then Node's message), as
+/// test/async-hooks/test-improper-order.js checks them.
+fn ending_checks(ending: &Ending) -> [String; 3] {
+    let (status, signal, message) = match ending {
+        Ending::Corrupted { actual, expected } => (
+            "1",
+            "null",
+            format!("async hook stack has become corrupted \\(actual: {actual}, expected: {expected}\\)"),
+        ),
+        Ending::Check(c) => (
+            "null",
+            "'SIGABRT'",
+            format!("Assertion failed: {}", regex_escape(check_text(*c))),
+        ),
+        Ending::Uncaught => ("1", "null", "Error: uncaught".to_string()),
+    };
+    [
+        format!("assert.strictEqual(child.status, {status});"),
+        format!("assert.strictEqual(child.signal, {signal});"),
+        format!("assert.match(child.stderr.toString(), /heartbeat: still alive\\n[^]*{message}/);"),
+    ]
+}
+
 /// The `.js` test of an ES module entry that needs the addon: it runs the
 /// module beside it (its own name with `.mjs`) as a child's entry, with the
-/// module's flags, and passes if the child exits 0.
-fn module_runner(comment: &str, flags: &[&str]) -> String {
+/// module's flags, and checks that it ends as the model says (`ending`: how
+/// it dies; none: exit 0).
+fn module_runner(comment: &str, flags: &[&str], ending: Option<&Ending>) -> String {
     let mut out = String::from("'use strict';\n");
     for l in wrap_comment(comment) {
         let _ = writeln!(out, "// {l}");
@@ -2016,8 +2023,17 @@ fn module_runner(comment: &str, flags: &[&str]) -> String {
         "const child = spawnSync(process.execPath, [{}]);",
         args.join(", ")
     );
-    out.push_str("assert.strictEqual(child.signal, null);\n");
-    out.push_str("assert.strictEqual(child.status, 0, child.stderr.toString());\n");
+    match ending {
+        Some(ending) => {
+            for l in ending_checks(ending) {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+        None => {
+            out.push_str("assert.strictEqual(child.signal, null);\n");
+            out.push_str("assert.strictEqual(child.status, 0, child.stderr.toString());\n");
+        }
+    }
     out
 }
 
@@ -2242,15 +2258,6 @@ mod tests {
             "{fixture}"
         );
         assert!(fixture.contains("binding.callbackScope(r1, 5, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 5);\n}));"), "{fixture}");
-        // One that dies would be a child of a child.
-        let e = write(
-            "entry-module\ncallback-scope 5 1 R1\n  emit-after 9\nclose\nclose",
-            NodeVersion::V26,
-        )
-        .err()
-        .map(|e| e.reason)
-        .unwrap_or_default();
-        assert!(e.contains("a child process of a child process"), "{e}");
     }
 
     #[test]
@@ -2271,6 +2278,34 @@ mod tests {
         assert!(!t.source.contains("const binding ="), "{}", t.source);
         // The context takes a Node-handed id and the frame of als1.run(5).
         assert!(t.source.contains("als1.run(5, common.mustCall(() => {\n  napi.asyncInit(r1);\n}));\nals1.run(6, common.mustCall(() => {\n  assert.strictEqual(napi.makeCallback(r1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 5);\n    assert.strictEqual(executionAsyncId(), firstId);\n    return 'returned';\n  })), 'returned');\n  napi.makeCallback(r1, common.mustCall(() => {\n    throw new Error('the callback throws');\n  }));\n}));\n"), "{}", t.source);
+    }
+
+    #[test]
+    fn an_es_module_that_needs_the_addon_and_dies_is_checked_by_its_runner() {
+        let text = "entry-module\ncallback-scope 5 1 R1\nemit-before 7 5 R2\nclose";
+        for version in [NodeVersion::V20, NodeVersion::V26] {
+            let t = write(text, version).unwrap();
+            let fixture = t.fixture.as_deref().expect("an .mjs fixture");
+            assert!(
+                t.source.contains("assert.strictEqual(child.status, 1);"),
+                "{}",
+                t.source
+            );
+            assert!(
+                t.source.contains("corrupted \\(actual: 7, expected: 5\\)"),
+                "{}",
+                t.source
+            );
+            // The module itself is the child: no child of its own.
+            assert!(
+                !fixture.contains("spawnSync") && !fixture.contains("'child'"),
+                "{fixture}"
+            );
+            assert!(
+                fixture.contains("process._rawDebug('heartbeat: still alive');"),
+                "{fixture}"
+            );
+        }
     }
 
     #[test]
