@@ -1050,7 +1050,11 @@ impl<S: AsyncIdStack> Writer<S> {
                     Some(Frame::Native(s))
                         if s.kind == ScopeKind::MakeCallback && !s.main_script =>
                     {
-                        return refuse(i, "an uncaught exception reported while a make-callback is open is not exported yet");
+                        // As the conformance addon does it: the addon's
+                        // TryCatch reports what the callback throws.
+                        self.push("// Reported as uncaught while the MakeCallback scope is open, as for a");
+                        self.push("// MakeCallback made from the event loop.");
+                        self.push("binding.reportUncaught();");
                     }
                     // Thrown in a tick's callback: the frames up to the
                     // `Close` that ran it, or the scope that called
@@ -2305,6 +2309,19 @@ mod tests {
                 fixture.contains("process._rawDebug('heartbeat: still alive');"),
                 "{fixture}"
             );
+        }
+    }
+
+    #[test]
+    fn an_uncaught_exception_in_a_make_callback_is_reported_by_the_addons_try_catch() {
+        let text = "make-callback 5 1 R1\nuncaught-exception handled\nclose\nexecution-async-id";
+        for version in [NodeVersion::V20, NodeVersion::V26] {
+            let src = write(text, version).unwrap().source;
+            let at = src.find("binding.reportUncaught();").expect("reported");
+            let throw = src.find("throw new Error('uncaught');").expect("thrown");
+            assert!(at < throw, "{src}");
+            // The callback ends at the throw: no `return 'returned'` check.
+            assert!(!src.contains("'returned'"), "{src}");
         }
     }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <type_traits>
+#include <vector>
 
 namespace {
 
@@ -152,6 +153,9 @@ void ResetGlobal(const FunctionCallbackInfo<Value>& args) {
             Local<Object>())->Reset();
 }
 
+// The TryCatches of the makeCallback calls in progress, innermost last.
+std::vector<v8::TryCatch*> make_callback_catches;
+
 // makeCallback(resource, asyncId, triggerAsyncId, fn): node::MakeCallback,
 // under a TryCatch of the addon's: an exception thrown by fn ends there, as
 // for an addon that catches what its callback throws.
@@ -160,10 +164,22 @@ void MakeCallback(const FunctionCallbackInfo<Value>& args) {
   node::async_context context = ContextOf(args);
   assert(args[3]->IsFunction());
   v8::TryCatch try_catch(isolate);
+  make_callback_catches.push_back(&try_catch);
   MaybeLocal<Value> ret = node::MakeCallback(
       isolate, args[0].As<Object>(), args[3].As<Function>(), 0, nullptr,
       context);
+  make_callback_catches.pop_back();
   if (!ret.IsEmpty()) args.GetReturnValue().Set(ret.ToLocalChecked());
+}
+
+// reportUncaught(): the innermost makeCallback's TryCatch becomes verbose,
+// so that what its fn throws next is reported to the uncaught-exception
+// handler while the MakeCallback scope is still open, as for a
+// MakeCallback made from the event loop, where no JavaScript frame
+// catches it. V8 reads the flag when the exception reaches the TryCatch.
+void ReportUncaught(const FunctionCallbackInfo<Value>& args) {
+  assert(!make_callback_catches.empty());
+  make_callback_catches.back()->SetVerbose(true);
 }
 
 // runFromEventLoop(fn): calls fn once from a uv_prepare_t callback, outside
@@ -236,6 +252,7 @@ void RunTimers(const FunctionCallbackInfo<Value>& args) {
 void Initialize(Local<Object> exports) {
   NODE_SET_METHOD(exports, "callbackScope", CallbackScope);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallback);
+  NODE_SET_METHOD(exports, "reportUncaught", ReportUncaught);
   NODE_SET_METHOD(exports, "heapCallbackScope", HeapCallbackScope);
   NODE_SET_METHOD(exports, "deleteCallbackScope", DeleteCallbackScope);
   NODE_SET_METHOD(exports, "globalCallbackScope", GlobalCallbackScope);
