@@ -280,8 +280,11 @@ fn innermost_native<S: LazyStore>(lazy: &Environment<S>) -> Option<&InternalCall
 /// Report the situations `op` meets in `before` (the lazy state before it),
 /// and the op's kind unless the process had ended.
 pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<S>, op: &Op) {
+    // Each frame scan below runs only once the cheaper conditions of its
+    // situation hold (`&&` from left to right): the check's hot path.
+    let kind = op.kind();
     if !before.exited {
-        sink.op(op.kind());
+        sink.op(kind);
     }
     let ah = &before.async_hooks;
     let lazies = ah.store.lazy().k_lazy_scopes > 0;
@@ -348,7 +351,7 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     if let Some(scope) = innermost_native(before) {
         if scope.handled_exception
             && !scope.threw
-            && op.kind() != OpKind::CloseScope
+            && kind != OpKind::CloseScope
             && before.js_running()
         {
             sink.hit(s::JS_AFTER_HANDLED_EXCEPTION);
@@ -359,11 +362,10 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     if module_entry && lazies && !before.is_stopping {
         sink.hit(s::MODULE_ENTRY_WITH_LAZY);
     }
-    let in_tick = before
-        .frames
-        .iter()
-        .any(|f| matches!(f, Frame::Tick { .. }));
-    if in_tick && matches!(op, Op::NextTick { .. } | Op::NextTickBody) && before.js_running() {
+    if matches!(op, Op::NextTick { .. } | Op::NextTickBody)
+        && before.js_running()
+        && (before.frames.iter()).any(|f| matches!(f, Frame::Tick { .. }))
+    {
         sink.hit(s::NEXT_TICK_IN_TICK);
     }
     if matches!(op, Op::UncaughtException { .. })
@@ -431,8 +433,12 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     if pushes && ah.fields.k_stack_length as usize >= ah.stack_capacity_pairs {
         sink.hit(s::JS_PUSH_PAST_16);
     }
-    let in_lazy = innermost_native_scope(before).is_some_and(|s| s.entered == Path::Lazy);
-    if in_lazy && before.js_running() {
+    let reads_in_lazy = matches!(
+        op,
+        Op::AlsGetStore(_) | Op::AlsEnterWith { .. } | Op::NextTick { .. } | Op::EnterRunInAsyncScope { .. }
+    );
+    let in_lazy = || innermost_native_scope(before).is_some_and(|s| s.entered == Path::Lazy);
+    if reads_in_lazy && before.js_running() && in_lazy() {
         match op {
             Op::AlsGetStore(_) => sink.hit(s::ALS_GET_STORE_IN_LAZY),
             Op::AlsEnterWith { .. } => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
@@ -462,8 +468,11 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
             sink.hit(s::PROMISE_AFTER_NO_POP);
         }
     }
-    let in_microtask = (before.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }));
-    if in_microtask && lazies && before.js_running() && !matches!(op, Op::EndMicrotask) {
+    if lazies
+        && before.js_running()
+        && !matches!(op, Op::EndMicrotask)
+        && (before.frames.iter()).any(|f| matches!(f, Frame::Microtask { .. }))
+    {
         sink.hit(s::JS_IN_CHECKPOINT_WITH_LAZY);
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
