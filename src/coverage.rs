@@ -183,6 +183,11 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "lazy-close-out-of-order-with-stores",
         "napi_close_callback_scope on a lazy scope that is not the innermost native scope, the check passing, with a store in the frame it puts back (its caller's) or in the current one",
     ),
+    // Issue 25: exceptions and checkpoints.
+    (
+        "microtask-threw-with-lazy",
+        "a queueMicrotask callback threw, handled (the handler's after loop and clear run in the checkpoint) while a lazy scope is open",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -254,11 +259,13 @@ pub mod situation {
     // Issue 24: the frame a native scope enters.
     pub const LAZY_SCOPE_ENTERS_STORED_FRAME: usize = 43;
     pub const LAZY_CLOSE_OUT_OF_ORDER_WITH_STORES: usize = 44;
+    // Issue 25: exceptions and checkpoints.
+    pub const MICROTASK_THREW_WITH_LAZY: usize = 45;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 45;
+pub const SITUATION_COUNT: usize = 46;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -374,6 +381,11 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     {
         sink.hit(s::TICK_THREW);
     }
+    if let Op::UncaughtException { handled: true } = op {
+        if lazies && matches!(before.frames.last(), Some(Frame::Microtask { .. })) {
+            sink.hit(s::MICROTASK_THREW_WITH_LAZY);
+        }
+    }
     if matches!(op, Op::ClearAsyncIdStack) && lazies {
         sink.hit(s::CLEAR_WITH_LAZY);
     }
@@ -435,7 +447,10 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     }
     let reads_in_lazy = matches!(
         op,
-        Op::AlsGetStore(_) | Op::AlsEnterWith { .. } | Op::NextTick { .. } | Op::EnterRunInAsyncScope { .. }
+        Op::AlsGetStore(_)
+            | Op::AlsEnterWith { .. }
+            | Op::NextTick { .. }
+            | Op::EnterRunInAsyncScope { .. }
     );
     let in_lazy = || innermost_native_scope(before).is_some_and(|s| s.entered == Path::Lazy);
     if reads_in_lazy && before.js_running() && in_lazy() {
@@ -897,6 +912,7 @@ mod tests {
                 s::LAZY_CLOSE_OUT_OF_ORDER_WITH_STORES,
                 "lazy-close-out-of-order-with-stores",
             ),
+            (s::MICROTASK_THREW_WITH_LAZY, "microtask-threw-with-lazy"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

@@ -46,6 +46,11 @@ pub fn case_rng(seed: u64, case: u64) -> ChaCha8Rng {
 /// Most phases a case is split into.
 pub const MAX_PHASES: usize = 5;
 
+/// How much likelier `uncaught-exception` is in a `queueMicrotask`
+/// callback's body than elsewhere: enough for `microtask-threw-with-lazy`
+/// to be met in 1 % of the default check's cases.
+const MICROTASK_THROW_FACTOR: u32 = 24;
+
 /// One phase of a case: the kinds it uses and how often, and how deep it
 /// builds the stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +178,9 @@ pub struct CaseGen {
     /// The last op was a `disable-hook`: if it left no hook enabled, a scope
     /// opened now is lazy inside the scopes opened while hooks were on.
     after_disable: bool,
+    /// The last op queued a microtask with a body: a `tick-callback` next
+    /// runs it inside the scopes open now (lazy ones, with no hook on).
+    after_queue_body: bool,
 }
 
 /// `phase`'s weights while it builds its stack: the kinds that deepen
@@ -207,6 +215,7 @@ impl CaseGen {
             building,
             after_close_outer: false,
             after_disable: false,
+            after_queue_body: false,
         }
     }
 
@@ -235,6 +244,7 @@ impl CaseGen {
         let op = self.draw(eager);
         self.after_close_outer = matches!(op, Op::CloseOuter { .. });
         self.after_disable = matches!(op, Op::DisableHook(_));
+        self.after_queue_body = matches!(op, Op::QueueMicrotaskBody);
         Some(op)
     }
 
@@ -275,6 +285,36 @@ impl CaseGen {
         if reaction_without_hooks {
             weights[OpKind::EnableHook as usize] *= 8;
         }
+        // In a queueMicrotask callback's body, a throw is what runs the
+        // uncaught-exception handler inside the checkpoint (issue 25).
+        let in_callback_body = matches!(
+            innermost,
+            Some(Frame::Microtask {
+                job: RunningMicrotask::Callback { .. },
+                ..
+            })
+        );
+        // Near the id stack's 16 pairs, a JS push is what grows it past
+        // them (the native fallback, `js-push-past-16`).
+        let stack_length = eager.async_hooks.fields.k_stack_length;
+        if (14..=16).contains(&stack_length) {
+            weights[OpKind::EmitBefore as usize] *= 2;
+            weights[OpKind::EnterRunInAsyncScope as usize] *= 2;
+        }
+        // A runInAsyncScope whose entry is gone (a JS pop, a clear): its
+        // finally then runs on what is below it, where only lazy scopes may
+        // remain (`run-in-async-scope-finally-only-lazy`).
+        let current = eager.async_hooks.async_id_fields.k_execution_async_id;
+        if matches!(innermost, Some(Frame::RunInAsyncScope { async_id, .. }) if *async_id != current)
+        {
+            weights[OpKind::ExitRunInAsyncScope as usize] *= 4;
+        }
+        // Not on a deep stack, which the handler would clear before it
+        // grows past 16 pairs.
+        let shallow = stack_length < 16;
+        if in_callback_body && shallow {
+            weights[OpKind::UncaughtException as usize] *= MICROTASK_THROW_FACTOR;
+        }
         // `stop` only with a scope open above the main script's: a case
         // that stops at once does little else.
         if eager.frames.len() <= 1 {
@@ -297,6 +337,7 @@ impl CaseGen {
     fn steer(&mut self, eager: &Eager) -> Option<Op> {
         let follow_up = std::mem::take(&mut self.after_close_outer);
         let after_disable = std::mem::take(&mut self.after_disable);
+        let after_queue_body = std::mem::take(&mut self.after_queue_body);
         let f = &eager.async_hooks.fields;
         if after_disable
             && f.k_totals == 0
@@ -306,6 +347,9 @@ impl CaseGen {
             && self.ratio(1, 3)
         {
             return Some(self.open_scope(eager));
+        }
+        if after_queue_body && f.k_totals == 0 && self.ratio(1, 3) {
+            return Some(Op::TickCallback);
         }
         if eager.ops_applied == 0 && self.ratio(1, 32) {
             return Some(Op::NodeVersion(eager.version));

@@ -28,26 +28,67 @@ fn impossible(answer: &Result<Vec<Observation>, OpError>) -> &str {
 }
 
 #[test]
-fn an_exception_leaving_a_microtask_body_is_refused_with_its_reason() {
+fn an_exception_leaving_a_reaction_body_is_refused_with_its_reason() {
     let (_, answers) = run("
         promise-then-body
         close
         uncaught-exception handled
         ");
     let why = impossible(&answers[2]);
-    assert!(why.contains("microtask's callback"), "{why}");
+    assert!(why.contains("promise reaction's callback"), "{why}");
     // A tick run by process._tickCallback() inside the body: its exception
     // would leave the body too.
     let (_, answers) = run("
         queue-microtask-body
-        next-tick-body
         close
+        next-tick-body
         tick-callback
         uncaught-exception handled
         ");
     assert!(answers[..4].iter().all(Result::is_ok), "{answers:?}");
     let why = impossible(&answers[4]);
-    assert!(why.contains("microtask's callback"), "{why}");
+    assert!(
+        why.contains("a tick's callback run inside a microtask's"),
+        "{why}"
+    );
+}
+
+/// A queueMicrotask callback that throws ends its job (issue 25): the
+/// handler runs in the checkpoint, the checkpoint goes on with the next
+/// job, and the scope whose close ran it goes on as after `end-microtask`.
+#[test]
+fn an_exception_leaving_a_queue_microtask_body_ends_its_job_and_the_checkpoint_goes_on() {
+    let text = "
+        create-hook H1 init before after
+        enable-hook H1
+        close
+        callback-scope 5 1 R1
+          queue-microtask-body
+          queue-microtask
+        close
+          uncaught-exception handled
+        ";
+    let (env, answers) = run(text);
+    let answers: Vec<Vec<Observation>> = answers
+        .into_iter()
+        .map(|a| a.unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let thrown: Vec<String> = answers[7].iter().map(|o| o.to_string()).collect();
+    assert_eq!(
+        thrown,
+        [
+            "H1.after(2) in [2, 5]",
+            "H1.init(4, Immediate, 0, immediate:4) in [0, 0]",
+            "H1.before(3) in [3, 5]",
+            "microtask sees [3, 5]",
+            "H1.after(3) in [3, 5]",
+        ]
+    );
+    // The checkpoint was the outermost close's: nothing is open after it.
+    assert!(env.frames.is_empty(), "{:?}", env.frames);
+    // The lazy side answers the same.
+    let run = lockstep::run(&ops(text)).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(run.len(), 8);
 }
 
 #[test]

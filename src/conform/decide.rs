@@ -13,6 +13,7 @@
 
 use super::harness::Capabilities;
 use model::eager::EagerStack;
+use model::env::microtasks::RunningMicrotask;
 use model::env::ticks::TickRun;
 use model::env::Frame;
 use model::vocab::{Family, Holder, Observation, Op, OpError, Runtime, ScopeFlags, ScopeKind};
@@ -308,6 +309,20 @@ impl Decider {
                     }
             )
         };
+        if let Frame::Microtask {
+            job: RunningMicrotask::Callback { .. },
+            ..
+        } = innermost
+        {
+            // What a queueMicrotask callback throws leaves the job and V8
+            // reports it (the runtime's throw leaves the callback).
+            if self.try_catch_chain_broken {
+                return Some(format!(
+                    "uncaught-exception after a close-outer: {BROKEN_CHAIN}"
+                ));
+            }
+            return None;
+        }
         let leaves_microtask = (env.frames.iter().rev())
             .take_while(|f| !reported(f))
             .any(|f| matches!(f, Frame::Microtask { .. }));

@@ -1059,13 +1059,10 @@ impl<S: AsyncIdStack> Writer<S> {
                     // Thrown in a tick's callback: the frames up to the
                     // `Close` that ran it, or the scope that called
                     // `_tickCallback()`, end (`follow_frames`).
-                    Some(Frame::Native(_) | Frame::Tick { .. }) => {}
-                    _ => {
-                        return refuse(
-                            i,
-                            "an uncaught exception from a microtask's callback is not exported yet",
-                        )
-                    }
+                    // Thrown in a queueMicrotask callback: reported once
+                    // the job is over, and the checkpoint goes on.
+                    Some(Frame::Native(_) | Frame::Tick { .. } | Frame::Microtask { .. }) => {}
+                    _ => return refuse(i, "an uncaught exception thrown in a JS frame"),
                 }
                 if self.frames.len() == 1
                     && matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.main_script)

@@ -196,7 +196,7 @@ impl fmt::Display for Refusal<'_> {
                 "queue-microtask: queueMicrotask makes an AsyncResource('Microtask') here, whose constructor throws ERR_INVALID_ASYNC_ID for its trigger getDefaultTriggerAsyncId() = {trigger} (below -1); the model has no op that throws (write `uncaught-exception` for the throw)"
             ),
             Refusal::ThrowLeavesMicrotask => f.write_str(
-                "uncaught-exception inside a microtask's callback: the exception leaves the job (a queueMicrotask's through runMicrotask's and runInAsyncScope's finally blocks, a reaction's by rejecting the derived promise, reported later as an unhandled rejection) and V8's checkpoint goes on with the next job; the model does not describe that (end the microtask with end-microtask)",
+                "uncaught-exception inside a promise reaction's callback, or in a tick's callback run inside a microtask's: a reaction's exception rejects the derived promise (reported later as an unhandled rejection), which the model does not describe (end the microtask with end-microtask)",
             ),
             Refusal::ThrowInsideJsFrame(frame) => write!(
                 f,

@@ -1,5 +1,6 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
+use super::microtasks::RunningMicrotask;
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind};
@@ -7,13 +8,18 @@ use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind};
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
     /// [`Environment::enabled`] asks of every op (the throw is JavaScript):
-    /// it reaches a native scope, or a tick's callback, and leaves no
-    /// microtask's callback (the model does not describe that).
+    /// it reaches a native scope, a tick's callback or a `queueMicrotask`
+    /// callback, and leaves no promise reaction's callback (the model does
+    /// not describe that).
     #[inline]
     pub(super) fn exceptions_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::UncaughtException { .. } => match self.frames.last() {
                 Some(Frame::Native(_)) => Ok(()),
+                Some(Frame::Microtask {
+                    job: RunningMicrotask::Callback { .. },
+                    ..
+                }) => Ok(()),
                 Some(Frame::Microtask { .. }) => Err(Refusal::ThrowLeavesMicrotask),
                 Some(Frame::Tick { .. }) => self.tick_throw_stays_out_of_microtasks(),
                 Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
@@ -23,13 +29,15 @@ impl<S: AsyncIdStack> Environment<S> {
         }
     }
 
-    /// What `uncaught-exception` does: a tick's callback threw, or the
-    /// callback of the innermost native scope.
+    /// What `uncaught-exception` does: a tick's callback threw, a
+    /// `queueMicrotask` callback, or the callback of the innermost native
+    /// scope.
     #[inline]
     pub(super) fn exceptions_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::UncaughtException { handled } => match self.frames.last() {
                 Some(Frame::Tick { .. }) => self.tick_threw(*handled),
+                Some(Frame::Microtask { .. }) => self.microtask_threw(*handled),
                 _ => self.on_global_uncaught_exception(*handled),
             },
             _ => not_in_family(op),
@@ -64,10 +72,16 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `clearAsyncIdStack()`. Whether the scope is marked failed, and whether
     /// JS goes on in it, depends on who opened it (below).
     pub(crate) fn on_global_uncaught_exception(&mut self, handled: bool) -> Result<(), Died> {
-        self.async_hooks.async_id_fields.k_default_trigger_async_id = -1;
-        if !handled {
-            return Err(Died(Observation::Exit(1)));
+        if handled {
+            self.mark_reporting_scope();
         }
+        self.uncaught_exception_handler(handled)
+    }
+
+    /// What the exception does to the innermost native scope, whose
+    /// callback threw it (not for one a microtask's job threw: V8 reports
+    /// that from its checkpoint, and the scope's callback goes on).
+    fn mark_reporting_scope(&mut self) {
         if let Some(Frame::Native(scope)) = self.frames.last_mut() {
             // Who marks the scope failed, and whether its JS goes on, is the
             // entry point's: the main script's body stops (bare scope, not
@@ -78,6 +92,16 @@ impl<S: AsyncIdStack> Environment<S> {
             scope.handled_exception = true;
             scope.threw = scope.main_script || scope.kind == ScopeKind::MakeCallback;
             scope.failed = !scope.is_bare();
+        }
+    }
+
+    /// `createOnGlobalUncaughtException`'s handler itself
+    /// (`lib/internal/process/execution.js`), as
+    /// [`Self::on_global_uncaught_exception`] describes it.
+    pub(crate) fn uncaught_exception_handler(&mut self, handled: bool) -> Result<(), Died> {
+        self.async_hooks.async_id_fields.k_default_trigger_async_id = -1;
+        if !handled {
+            return Err(Died(Observation::Exit(1)));
         }
         // `require('timers').setImmediate(noop)`: the Immediate takes an id
         // (`initAsyncResource`, lib/internal/timers.js).
