@@ -453,6 +453,16 @@ impl<S: AsyncIdStack> Environment<S> {
     /// failed: its callback threw nothing). Checked on v20.20
     /// and 26.12 (`tests/scenarios/queue-microtask-throws.trace`).
     pub(crate) fn microtask_threw(&mut self, handled: bool) -> Result<(), Died> {
+        let (job, checkpoint, prior_context_frame) = self.pop_microtask();
+        self.finish_microtask(job)?;
+        *self.context_frame = prior_context_frame;
+        self.uncaught_exception_handler(handled)?;
+        self.resume_checkpoint(checkpoint)
+    }
+
+    /// The innermost frame, a microtask's callback, taken off: its job,
+    /// its checkpoint, and the frame current before it.
+    fn pop_microtask(&mut self) -> (RunningMicrotask, Checkpoint<S>, ContextFrame) {
         let Some(Frame::Microtask {
             job,
             checkpoint,
@@ -461,10 +471,7 @@ impl<S: AsyncIdStack> Environment<S> {
         else {
             unreachable!("enabled checked that the innermost frame is a microtask")
         };
-        self.finish_microtask(job)?;
-        *self.context_frame = prior_context_frame;
-        self.uncaught_exception_handler(handled)?;
-        self.resume_checkpoint(checkpoint)
+        (job, checkpoint, prior_context_frame)
     }
 
     /// `end-microtask`: the innermost microtask callback returns. The job
@@ -478,14 +485,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// failed and clears the stack (`perform_stopping_check`), as after a
     /// terminated tick.
     pub(crate) fn end_microtask(&mut self) -> Result<(), Died> {
-        let Some(Frame::Microtask {
-            job,
-            checkpoint,
-            prior_context_frame,
-        }) = self.frames.pop()
-        else {
-            unreachable!("enabled checked that the innermost frame is a microtask")
-        };
+        let (job, checkpoint, prior_context_frame) = self.pop_microtask();
         if self.is_stopping {
             self.microtasks.queue.clear();
             match checkpoint {
