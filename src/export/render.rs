@@ -254,6 +254,8 @@ struct Writer<S: AsyncIdStack> {
     module: bool,
     /// The keys `binding.heapCallbackScope` has handed out (`close-outer`).
     heap_scopes: usize,
+    /// The op being written throws in a queueMicrotask callback.
+    threw_in_microtask: bool,
     /// The test ran `stop`: it runs in a Worker, whose `process.exit()`
     /// stopped its environment; nothing after it is written.
     stopped: bool,
@@ -1061,7 +1063,8 @@ impl<S: AsyncIdStack> Writer<S> {
                     // `_tickCallback()`, end (`follow_frames`).
                     // Thrown in a queueMicrotask callback: reported once
                     // the job is over, and the checkpoint goes on.
-                    Some(Frame::Native(_) | Frame::Tick { .. } | Frame::Microtask { .. }) => {}
+                    Some(Frame::Microtask { .. }) => self.threw_in_microtask = true,
+                    Some(Frame::Native(_) | Frame::Tick { .. }) => {}
                     _ => return refuse(i, "an uncaught exception thrown in a JS frame"),
                 }
                 if self.frames.len() == 1
@@ -1338,6 +1341,7 @@ pub fn render<S: AsyncIdStack>(
         captured: BTreeSet::new(),
         module: false,
         heap_scopes: 0,
+        threw_in_microtask: false,
         stopped: false,
     };
     for (i, op) in ops.iter().enumerate() {
@@ -1484,6 +1488,11 @@ impl<S: AsyncIdStack> Writer<S> {
             }
             return Ok(());
         } else if ends_frame(op) || matches!(op, Op::CloseOuter { .. }) {
+            before - 1
+        } else if matches!(op, Op::UncaughtException { .. }) && self.threw_in_microtask {
+            // A queueMicrotask callback's exception ends its job: the next
+            // job's callback, if the checkpoint runs one, is a new frame.
+            self.threw_in_microtask = false;
             before - 1
         } else if matches!(op, Op::UncaughtException { .. }) {
             // A tick's exception ends the frames up to where it is reported.
@@ -2319,6 +2328,25 @@ mod tests {
             assert!(at < throw, "{src}");
             // The callback ends at the throw: no `return 'returned'` check.
             assert!(!src.contains("'returned'"), "{src}");
+        }
+    }
+
+    #[test]
+    fn a_queue_microtask_callback_that_throws_ends_there_and_the_next_job_runs() {
+        let text = "close\ncallback-scope 5 1 R1\n  queue-microtask-body\n  queue-microtask-body\nclose\n  uncaught-exception handled\n  execution-async-id\nend-microtask";
+        for version in [NodeVersion::V20, NodeVersion::V26] {
+            let src = write(text, version).unwrap().source;
+            let thrown = src.find("throw new Error('uncaught');").expect("thrown");
+            let read = src
+                .rfind("assert.strictEqual(executionAsyncId(), ")
+                .expect("a read");
+            // The read is in the second job's callback, written after the
+            // first job's, which ends at its throw.
+            let second_job = src
+                .rfind("queueMicrotask(common.mustCall(")
+                .expect("two jobs");
+            assert!(thrown < second_job && second_job < read, "{src}");
+            assert!(!src[thrown..second_job].contains("assert."), "{src}");
         }
     }
 
