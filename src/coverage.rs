@@ -382,7 +382,14 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
         sink.hit(s::TICK_THREW);
     }
     if let Op::UncaughtException { handled: true } = op {
-        if lazies && matches!(before.frames.last(), Some(Frame::Microtask { .. })) {
+        let callback = matches!(
+            before.frames.last(),
+            Some(Frame::Microtask {
+                job: RunningMicrotask::Callback { .. },
+                ..
+            })
+        );
+        if lazies && callback {
             sink.hit(s::MICROTASK_THREW_WITH_LAZY);
         }
     }

@@ -13,7 +13,6 @@
 
 use super::harness::Capabilities;
 use model::eager::EagerStack;
-use model::env::microtasks::RunningMicrotask;
 use model::env::ticks::TickRun;
 use model::env::Frame;
 use model::vocab::{Family, Holder, Observation, Op, OpError, Runtime, ScopeFlags, ScopeKind};
@@ -309,13 +308,10 @@ impl Decider {
                     }
             )
         };
-        if let Frame::Microtask {
-            job: RunningMicrotask::Callback { .. },
-            ..
-        } = innermost
-        {
-            // What a queueMicrotask callback throws leaves the job and V8
-            // reports it (the runtime's throw leaves the callback).
+        if let Frame::Microtask { .. } = innermost {
+            // What a microtask's callback throws leaves the job: V8 reports
+            // a queueMicrotask callback's, and rejects a reaction's derived
+            // promise (the runtime's throw leaves the callback).
             if self.try_catch_chain_broken {
                 return Some(format!(
                     "uncaught-exception after a close-outer: {BROKEN_CHAIN}"

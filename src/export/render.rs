@@ -19,6 +19,7 @@
 //! is Node's, written relative to `firstId` (the first id the test's code
 //! gets); a number that stays is the trace's.
 
+use model::env::microtasks::RunningMicrotask;
 use model::env::{AsyncIdStack, Environment, Frame};
 use model::vocab::{
     AsyncId, FailedCheck, HookEvent, NodeVersion, Observation, Op, ResourceView, ScopeKind,
@@ -1057,6 +1058,18 @@ impl<S: AsyncIdStack> Writer<S> {
                         self.push("// Reported as uncaught while the MakeCallback scope is open, as for a");
                         self.push("// MakeCallback made from the event loop.");
                         self.push("binding.reportUncaught();");
+                    }
+                    // Thrown in a promise reaction's callback: it rejects
+                    // the derived promise, which the test's
+                    // `unhandledRejection` listener sees later.
+                    Some(Frame::Microtask {
+                        job: RunningMicrotask::Reaction { .. },
+                        ..
+                    }) => {
+                        self.threw_in_microtask = true;
+                        self.rejects = true;
+                        self.push("throw new Error('rejects the derived promise');");
+                        return Ok(());
                     }
                     // Thrown in a tick's callback: the frames up to the
                     // `Close` that ran it, or the scope that called

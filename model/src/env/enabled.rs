@@ -196,7 +196,7 @@ impl fmt::Display for Refusal<'_> {
                 "queue-microtask: queueMicrotask makes an AsyncResource('Microtask') here, whose constructor throws ERR_INVALID_ASYNC_ID for its trigger getDefaultTriggerAsyncId() = {trigger} (below -1); the model has no op that throws (write `uncaught-exception` for the throw)"
             ),
             Refusal::ThrowLeavesMicrotask => f.write_str(
-                "uncaught-exception inside a promise reaction's callback, or in a tick's callback run inside a microtask's: a reaction's exception rejects the derived promise (reported later as an unhandled rejection), which the model does not describe (end the microtask with end-microtask)",
+                "uncaught-exception in a tick's callback run inside a microtask's callback: where the exception goes (through processTicksAndRejections, out of the microtask) is not described by the model (end the tick with end-tick)",
             ),
             Refusal::ThrowInsideJsFrame(frame) => write!(
                 f,

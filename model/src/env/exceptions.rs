@@ -1,6 +1,5 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
-use super::microtasks::RunningMicrotask;
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind};
@@ -8,19 +7,15 @@ use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind};
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
     /// [`Environment::enabled`] asks of every op (the throw is JavaScript):
-    /// it reaches a native scope, a tick's callback or a `queueMicrotask`
-    /// callback, and leaves no promise reaction's callback (the model does
-    /// not describe that).
+    /// it reaches a native scope, a tick's callback or a microtask's
+    /// callback, and a tick's callback leaves no microtask's callback (the
+    /// model does not describe that).
     #[inline]
     pub(super) fn exceptions_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::UncaughtException { .. } => match self.frames.last() {
                 Some(Frame::Native(_)) => Ok(()),
-                Some(Frame::Microtask {
-                    job: RunningMicrotask::Callback { .. },
-                    ..
-                }) => Ok(()),
-                Some(Frame::Microtask { .. }) => Err(Refusal::ThrowLeavesMicrotask),
+                Some(Frame::Microtask { .. }) => Ok(()),
                 Some(Frame::Tick { .. }) => self.tick_throw_stays_out_of_microtasks(),
                 Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
                 None => Err(Refusal::NothingOpen(OpKind::UncaughtException)),
@@ -30,8 +25,8 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// What `uncaught-exception` does: a tick's callback threw, a
-    /// `queueMicrotask` callback, or the callback of the innermost native
-    /// scope.
+    /// microtask's callback (a promise reaction's rejects its derived
+    /// promise), or the callback of the innermost native scope.
     #[inline]
     pub(super) fn exceptions_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {

@@ -432,6 +432,14 @@ impl<S: AsyncIdStack> Environment<S> {
             return Ok(());
         }
         let promise = self.promise_settled(promise);
+        self.promise_after_hook(promise)
+    }
+
+    /// `promiseAfterHook` alone, the derived promise settled already.
+    fn promise_after_hook(&mut self, promise: PromiseIds) -> Result<(), Died> {
+        if self.microtasks.installed.is_none() {
+            return Ok(());
+        }
         let (async_id, _) = self.track_promise(promise, None);
         if self.async_hooks.fields.k_after > 0 {
             self.emit_hook(super::hooks::HookKind::After, async_id);
@@ -452,11 +460,29 @@ impl<S: AsyncIdStack> Environment<S> {
     /// of the native scope around it goes on too (nothing marks that scope
     /// failed: its callback threw nothing). Checked on v20.20
     /// and 26.12 (`tests/scenarios/queue-microtask-throws.trace`).
+    ///
+    /// In a promise reaction's callback the exception rejects the derived
+    /// promise instead (V8's `PromiseReactionJob`): its settled hook, V8's
+    /// reject callback with no handler (reported later to the
+    /// `unhandledRejection` listener, [`Self::reject_callback_no_handler`]),
+    /// then `promiseAfterHook`; no uncaught-exception handler runs, whatever
+    /// `handled` says. Checked on v20.20 and 26.12
+    /// (`tests/scenarios/promise-reaction-throws.trace`).
     pub(crate) fn microtask_threw(&mut self, handled: bool) -> Result<(), Died> {
         let (job, checkpoint, prior_context_frame) = self.pop_microtask();
-        self.finish_microtask(job)?;
-        *self.context_frame = prior_context_frame;
-        self.uncaught_exception_handler(handled)?;
+        match job {
+            RunningMicrotask::Reaction { promise } => {
+                let promise = self.promise_settled(promise);
+                self.reject_callback_no_handler(promise)?;
+                self.promise_after_hook(promise)?;
+                *self.context_frame = prior_context_frame;
+            }
+            RunningMicrotask::Callback { .. } => {
+                self.finish_microtask(job)?;
+                *self.context_frame = prior_context_frame;
+                self.uncaught_exception_handler(handled)?;
+            }
+        }
         self.resume_checkpoint(checkpoint)
     }
 

@@ -54,6 +54,13 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(crate) fn promise_reject(&mut self) -> Result<(), Died> {
         let ids = self.promise_init(None);
         let ids = self.promise_settled(ids);
+        self.reject_callback_no_handler(ids)
+    }
+
+    /// V8's reject callback for a promise rejected with no handler
+    /// (`kPromiseRejectWithNoHandler`), as [`Self::promise_reject`] describes
+    /// it: `ids` are the promise's, if it was tracked.
+    pub(crate) fn reject_callback_no_handler(&mut self, ids: PromiseIds) -> Result<(), Died> {
         if let Some((async_id, trigger_async_id)) = ids {
             // `&promise_as_obj`: a local of PromiseRejectCallback, gone (like
             // a returned scope's storage) once it returns; popped before.

@@ -181,11 +181,14 @@ function microtask(promise) {
 // `unhandledRejection` listener (added at the first one) writes the ids it
 // runs in when processPromiseRejections reports it.
 let rejectionListener = false;
-function rejectUnhandled() {
+function listenForRejections() {
   if (!rejectionListener) {
     rejectionListener = true;
     process.on('unhandledRejection', () => see(`unhandled rejection sees ${ids()}`));
   }
+}
+function rejectUnhandled() {
+  listenForRejections();
   Promise.reject(0);
 }
 // A microtask with a body: its callback writes what it sees, then runs the
@@ -195,7 +198,7 @@ function rejectUnhandled() {
 function microtaskBody(promise) {
   const cb = () => {
     see(`${promise ? 'promise reaction' : 'microtask'} sees ${ids()}`);
-    bodyFrame();
+    bodyFrame(promise ? 'reaction' : 'body');
   };
   if (promise) {
     Promise.resolve().then(cb);
@@ -417,9 +420,9 @@ function takeClose(self) {
 // The body of a tick's or a microtask's callback. When an uncaught exception
 // ended the main script before its close ran, the callback runs in that
 // close (StartExecution's scope closing): the close is done.
-function bodyFrame() {
+function bodyFrame(kind = 'body') {
   if (mainFrame.ended) takeClose(mainFrame);
-  frame(record('body'));
+  frame(record(kind));
 }
 
 function callbackScope(i, t) {
@@ -480,6 +483,12 @@ function plain(i, t, self) {
       // Reported while the make-callback is open, as for a MakeCallback
       // from the event loop, where no JS frame catches it.
       if (self.kind === 'make-callback') addon.reportUncaught();
+      if (self.kind === 'reaction') {
+        // It rejects the reaction's derived promise, reported later to
+        // the unhandledRejection listener: no uncaught-exception handler.
+        listenForRejections();
+        throw new Error('scopecheck: thrown in a reaction');
+      }
       uncaught(t[1] === 'handled');
       break;
     case 'clear-async-id-stack': iah.clearAsyncIdStack(); break;
