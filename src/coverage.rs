@@ -452,28 +452,24 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     if pushes && ah.fields.k_stack_length as usize >= ah.stack_capacity_pairs {
         sink.hit(s::JS_PUSH_PAST_16);
     }
-    let reads_in_lazy = matches!(
-        op,
-        Op::AlsGetStore(_)
-            | Op::AlsEnterWith { .. }
-            | Op::NextTick { .. }
-            | Op::EnterRunInAsyncScope { .. }
-    );
-    let in_lazy = || innermost_native_scope(before).is_some_and(|s| s.entered == Path::Lazy);
-    if reads_in_lazy && before.js_running() && in_lazy() {
-        match op {
-            Op::AlsGetStore(_) => sink.hit(s::ALS_GET_STORE_IN_LAZY),
-            Op::AlsEnterWith { .. } => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
-            Op::NextTick { .. } if before.context_frame.has_stores() => {
-                sink.hit(s::TICK_STORE_FROM_LAZY)
-            }
-            Op::EnterRunInAsyncScope { resource, .. }
-                if (before.js_objects.resource_frame(resource)).is_some_and(|f| f.has_stores()) =>
-            {
-                sink.hit(s::RESOURCE_FRAME_IN_LAZY)
-            }
-            _ => {}
+    // Each arm asks whether JS runs in a lazy scope only once its op matched.
+    let in_lazy = || {
+        before.js_running()
+            && innermost_native_scope(before).is_some_and(|s| s.entered == Path::Lazy)
+    };
+    match op {
+        Op::AlsGetStore(_) if in_lazy() => sink.hit(s::ALS_GET_STORE_IN_LAZY),
+        Op::AlsEnterWith { .. } if in_lazy() => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
+        Op::NextTick { .. } if before.context_frame.has_stores() && in_lazy() => {
+            sink.hit(s::TICK_STORE_FROM_LAZY)
         }
+        Op::EnterRunInAsyncScope { resource, .. }
+            if (before.js_objects.resource_frame(resource)).is_some_and(|f| f.has_stores())
+                && in_lazy() =>
+        {
+            sink.hit(s::RESOURCE_FRAME_IN_LAZY)
+        }
+        _ => {}
     }
     if let (
         Op::EndMicrotask,

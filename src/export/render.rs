@@ -255,7 +255,8 @@ struct Writer<S: AsyncIdStack> {
     module: bool,
     /// The keys `binding.heapCallbackScope` has handed out (`close-outer`).
     heap_scopes: usize,
-    /// The op being written throws in a queueMicrotask callback.
+    /// The op being written throws in a microtask's callback (a
+    /// `queueMicrotask` callback or a promise reaction): it ends the job.
     threw_in_microtask: bool,
     /// The test ran `stop`: it runs in a Worker, whose `process.exit()`
     /// stopped its environment; nothing after it is written.
@@ -728,27 +729,6 @@ impl<S: AsyncIdStack> Writer<S> {
         self.push("process.exit();");
         self.stopped = true;
         Ok(())
-    }
-
-    /// An op after `stop`: a frame's end, which the test does not write
-    /// (the worker's stack unwinds); the model must observe nothing.
-    fn after_stop(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
-        if !ends_frame(op) {
-            return refuse(
-                i,
-                "after stop no JavaScript runs: only the frames' ends follow",
-            );
-        }
-        let op_b = map_op_ids(op, &mut |id| self.node_id(id).unwrap_or(id));
-        let answers = [
-            crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut self.a, op)),
-            crate::lockstep::catch_panic(|| model::vocab::Runtime::apply(&mut self.b, &op_b)),
-        ];
-        match answers {
-            [Ok(a), Ok(b)] if a.is_empty() && b.is_empty() => Ok(()),
-            [Ok(_), Ok(_)] => refuse(i, "the model observes something after stop"),
-            [Err(e), _] | [_, Err(e)] => refuse(i, format!("the model rejects `{op}`: {e}")),
-        }
     }
 
     /// A callback-scope's JS goes on after a handled exception: in the next
@@ -1361,9 +1341,13 @@ pub fn render<S: AsyncIdStack>(
         if w.ending.is_some() {
             break;
         }
-        if w.stopped {
-            w.after_stop(i, op)?;
-            continue;
+        // After `stop` only the frames' ends follow, and none is written
+        // (the worker's stack unwinds); the model must observe nothing.
+        if w.stopped && !ends_frame(op) {
+            return refuse(
+                i,
+                "after stop no JavaScript runs: only the frames' ends follow",
+            );
         }
         let depth = w.a.frames.len();
         if depth > 24 {
@@ -1374,16 +1358,20 @@ pub fn render<S: AsyncIdStack>(
         }
         // What happened since the last statement is checked before this
         // one (a closing op has no statement: the callback returns).
-        if !w.frames.last().is_some_and(|f| f.dead) {
+        if !w.stopped && !w.frames.last().is_some_and(|f| f.dead) {
             w.flush();
         }
         let frames_before = w.a.frames.len();
-        w.continue_after_exception(i, op)?;
+        if !w.stopped {
+            w.continue_after_exception(i, op)?;
+        }
         // Where the op's statement goes: a statement that ends the process
         // is announced there first, as test-improper-order.js's child does.
         let mark = w.current();
         let mark = (mark, w.blocks[mark].items.len());
-        w.statement(i, op)?;
+        if !w.stopped {
+            w.statement(i, op)?;
+        }
         let op_b = map_op_ids(op, &mut |id| w.node_id(id).unwrap_or(id));
         let _ = map_op_ids(op, &mut |id| {
             if !w.handed.contains_key(&id) {
@@ -1453,6 +1441,12 @@ pub fn render<S: AsyncIdStack>(
                 "the model takes ids differently with its id counter moved",
             );
         }
+        if w.stopped {
+            if !written.is_empty() {
+                return refuse(i, "the model observes something after stop");
+            }
+            continue;
+        }
         if written.iter().any(Observation::is_terminal) {
             let beat = Item::Line("process._rawDebug('heartbeat: still alive');".to_string());
             w.blocks[mark.0].items.insert(mark.1, beat);
@@ -1503,8 +1497,8 @@ impl<S: AsyncIdStack> Writer<S> {
         } else if ends_frame(op) || matches!(op, Op::CloseOuter { .. }) {
             before - 1
         } else if matches!(op, Op::UncaughtException { .. }) && self.threw_in_microtask {
-            // A queueMicrotask callback's exception ends its job: the next
-            // job's callback, if the checkpoint runs one, is a new frame.
+            // A microtask callback's exception ends its job: the next job's
+            // callback, if the checkpoint runs one, is a new frame.
             self.threw_in_microtask = false;
             before - 1
         } else if matches!(op, Op::UncaughtException { .. }) {
