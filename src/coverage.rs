@@ -188,6 +188,10 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "microtask-threw-with-lazy",
         "a queueMicrotask callback threw, handled (the handler's after loop and clear run in the checkpoint) while a lazy scope is open",
     ),
+    (
+        "rejection-thrown-with-lazy",
+        "process._tickCallback() reports a rejection as an uncaught exception (--unhandled-rejections strict, or throw without a listener), handled, while a lazy scope is open",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -261,11 +265,12 @@ pub mod situation {
     pub const LAZY_CLOSE_OUT_OF_ORDER_WITH_STORES: usize = 44;
     // Issue 25: exceptions and checkpoints.
     pub const MICROTASK_THREW_WITH_LAZY: usize = 45;
+    pub const REJECTION_THROWN_WITH_LAZY: usize = 46;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 46;
+pub const SITUATION_COUNT: usize = 47;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -392,6 +397,15 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
         if lazies && callback {
             sink.hit(s::MICROTASK_THREW_WITH_LAZY);
         }
+    }
+    if matches!(op, Op::TickCallback)
+        && lazies
+        && !before.rejections.pending.is_empty()
+        && before.rejections.throws()
+        && before.rejections.uncaught_listener
+        && before.js_running()
+    {
+        sink.hit(s::REJECTION_THROWN_WITH_LAZY);
     }
     if matches!(op, Op::ClearAsyncIdStack) && lazies {
         sink.hit(s::CLEAR_WITH_LAZY);
@@ -916,6 +930,7 @@ mod tests {
                 "lazy-close-out-of-order-with-stores",
             ),
             (s::MICROTASK_THREW_WITH_LAZY, "microtask-threw-with-lazy"),
+            (s::REJECTION_THROWN_WITH_LAZY, "rejection-thrown-with-lazy"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

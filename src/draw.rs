@@ -17,7 +17,7 @@
 use model::env::{AsyncIdStack, Environment, Frame};
 use model::vocab::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Op,
-    OpKind, ResourceId, ScopeFlags, ScopeKind,
+    OpKind, RejectionsMode, ResourceId, ScopeFlags, ScopeKind,
 };
 
 /// Resources the generators use: `R1`..`R4`.
@@ -130,10 +130,12 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::EndMicrotask => weight(8, EndsJs, 8),
         K::AlsDefault => weight(4, Other, 1),
         // Issue 24: native scopes that enter a stored frame.
-        K::NapiAsyncInit => weight(1, Other, 1),
+        K::NapiAsyncInit => weight(2, Other, 1),
         K::NapiMakeCallback => weight(3, Deepens, 2),
         // Issue 24: `als.disable()`.
         K::AlsDisable => weight(1, Other, 1),
+        // Issue 25: `--unhandled-rejections` and the program's listeners.
+        K::UnhandledRejections => weight(1, Other, 1),
     }
 }
 
@@ -262,6 +264,12 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         OpKind::NapiAsyncInit => Op::NapiAsyncInit(resource(c)),
         OpKind::NapiMakeCallback => Op::NapiMakeCallback(napi_resource(env, c)),
         OpKind::AlsDisable => Op::AlsDisable(storage(c)),
+        OpKind::UnhandledRejections => Op::UnhandledRejections {
+            mode: pick(c, &RejectionsMode::ALL),
+            listener: c.ratio(1, 2),
+            // Mostly a listener: the handled exception goes on.
+            uncaught_listener: c.ratio(3, 4),
+        },
     }
 }
 

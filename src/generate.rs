@@ -181,6 +181,8 @@ pub struct CaseGen {
     /// The last op queued a microtask with a body: a `tick-callback` next
     /// runs it inside the scopes open now (lazy ones, with no hook on).
     after_queue_body: bool,
+    /// The last op was a `promise-reject`.
+    after_reject: bool,
 }
 
 /// `phase`'s weights while it builds its stack: the kinds that deepen
@@ -216,6 +218,7 @@ impl CaseGen {
             after_close_outer: false,
             after_disable: false,
             after_queue_body: false,
+            after_reject: false,
         }
     }
 
@@ -245,6 +248,7 @@ impl CaseGen {
         self.after_close_outer = matches!(op, Op::CloseOuter { .. });
         self.after_disable = matches!(op, Op::DisableHook(_));
         self.after_queue_body = matches!(op, Op::QueueMicrotaskBody);
+        self.after_reject = matches!(op, Op::PromiseReject);
         Some(op)
     }
 
@@ -338,6 +342,7 @@ impl CaseGen {
         let follow_up = std::mem::take(&mut self.after_close_outer);
         let after_disable = std::mem::take(&mut self.after_disable);
         let after_queue_body = std::mem::take(&mut self.after_queue_body);
+        let after_reject = std::mem::take(&mut self.after_reject);
         let f = &eager.async_hooks.fields;
         if after_disable
             && f.k_totals == 0
@@ -354,10 +359,30 @@ impl CaseGen {
         if eager.ops_applied == 0 && self.ratio(1, 32) {
             return Some(Op::NodeVersion(eager.version));
         }
+        // `--unhandled-rejections` first now and then (weight 1 alone seldom
+        // draws a header op); after a rejection that will throw,
+        // `tick-callback` reports it where it is, in whatever lazy scopes
+        // are open (rejection-thrown-with-lazy).
+        if !eager.program_started && self.ratio(1, 5) {
+            return draw::draw_enabled(OpKind::UnhandledRejections, eager, self);
+        }
+        if after_reject && eager.rejections.throws() && self.ratio(3, 4) {
+            return Some(Op::TickCallback);
+        }
+        // A reaction queued in the outermost scope with promise hooks on:
+        // its close runs it in its checkpoint (promise-hooks-at-outermost-close).
+        if eager.async_callback_scope_depth == 1
+            && eager.microtasks.installed.is_some()
+            && eager.microtasks.queue.is_empty()
+            && eager.js_running()
+            && self.ratio(1, 12)
+        {
+            return Some(Op::PromiseThen);
+        }
         // A first executionAsyncResource() makes every later scope eager:
         // rarer while the case has not made one yet.
         let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
-            5
+            3
         } else {
             1
         };

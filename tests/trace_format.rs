@@ -4,7 +4,7 @@
 use model::vocab::trace::{self, ParseError, Step, Trace};
 use model::vocab::{
     AlsId, AsyncContext, Holder, HookCallbacks, HookId, NativeResource, NodeVersion, Observation,
-    Op, OpError, OpKind, ResourceId, ScopeFlags, ScopeKind,
+    Op, OpError, OpKind, RejectionsMode, ResourceId, ScopeFlags, ScopeKind,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -227,6 +227,23 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::NapiMakeCallback(ResourceId(2)), "napi-make-callback R2"),
         // Issue 24: `als.disable()`.
         (Op::AlsDisable(AlsId(3)), "als-disable A3"),
+        // Issue 25: `--unhandled-rejections` and the program's listeners.
+        (
+            Op::UnhandledRejections {
+                mode: RejectionsMode::Strict,
+                listener: false,
+                uncaught_listener: true,
+            },
+            "unhandled-rejections strict on-uncaught-exception",
+        ),
+        (
+            Op::UnhandledRejections {
+                mode: RejectionsMode::WarnWithErrorCode,
+                listener: true,
+                uncaught_listener: false,
+            },
+            "unhandled-rejections warn-with-error-code on-unhandled-rejection",
+        ),
     ]
 }
 
@@ -531,6 +548,24 @@ fn malformed_inputs_report_line_column_and_what_was_expected() {
         "expected a node version (20 or 26)",
     );
     assert_error("als-run R1 2", 1, 9, "expected an AsyncLocalStorage (A<n>)");
+    assert_error(
+        "unhandled-rejections loud",
+        1,
+        22,
+        "expected a mode (throw, strict, warn, none, warn-with-error-code), found \"loud\"",
+    );
+    assert_error(
+        "unhandled-rejections none on-uncaught-exception on-unhandled-rejection",
+        1,
+        49,
+        "expected on-unhandled-rejection, then on-uncaught-exception, or end of line",
+    );
+    assert_error(
+        "unhandled-rejections none on-uncaught-exception on-uncaught-exception",
+        1,
+        49,
+        "given twice",
+    );
     assert_error("als-run A1 -2", 1, 12, "expected a store value");
     assert_error("als-enter-with A1 4294967296", 1, 19, "out of range");
     assert_error(
@@ -833,6 +868,18 @@ fn arb_op() -> impl Strategy<Value = Op> {
         arb_resource().prop_map(Op::NapiAsyncInit),
         arb_resource().prop_map(Op::NapiMakeCallback),
         any::<u32>().prop_map(|a| Op::AlsDisable(AlsId(a))),
+        (
+            proptest::sample::select(RejectionsMode::ALL.to_vec()),
+            any::<bool>(),
+            any::<bool>()
+        )
+            .prop_map(
+                |(mode, listener, uncaught_listener)| Op::UnhandledRejections {
+                    mode,
+                    listener,
+                    uncaught_listener
+                }
+            ),
     ]
 }
 

@@ -173,6 +173,14 @@ pub fn program(ops: &[Op], plan: &Plan, addon: &Path) -> Program {
     if ops.contains(&Op::NoForceAsyncHooksChecks) {
         node_args.push("--no-force-async-hooks-checks".to_string());
     }
+    // The mode (the last header that gives one, as in the model); the
+    // warnings it queues stay ticks (no listener writes them).
+    if let Some(Op::UnhandledRejections { mode, .. }) =
+        (ops.iter().rev()).find(|op| matches!(op, Op::UnhandledRejections { .. }))
+    {
+        node_args.push(format!("--unhandled-rejections={mode}"));
+        node_args.push("--no-warnings".to_string());
+    }
     Program {
         source,
         node_args,
@@ -241,5 +249,15 @@ mod tests {
             .source
             .starts_with("import { createRequire } from 'node:module';"));
         assert_eq!(p.node_args, ["--no-force-async-hooks-checks"]);
+        // --unhandled-rejections: the last header's mode, as the model takes it.
+        let p = program_of(
+            "unhandled-rejections warn
+unhandled-rejections strict on-uncaught-exception
+promise-reject",
+        );
+        assert_eq!(
+            p.node_args,
+            ["--unhandled-rejections=strict", "--no-warnings"]
+        );
     }
 }

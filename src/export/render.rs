@@ -770,6 +770,12 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::NoForceAsyncHooksChecks => self.no_force = true,
             Op::NodeVersion(_) => {}
             Op::EntryModule => self.module = true,
+            Op::UnhandledRejections { .. } => {
+                return refuse(
+                    i,
+                    "--unhandled-rejections and the program's listeners are not written into a test yet",
+                )
+            }
             Op::AlsDefault { als, value } => {
                 self.storages.insert(als.0);
                 self.defaults.insert(als.0, *value);

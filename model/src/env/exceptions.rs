@@ -94,6 +94,8 @@ impl<S: AsyncIdStack> Environment<S> {
     /// (`lib/internal/process/execution.js`), as
     /// [`Self::on_global_uncaught_exception`] describes it.
     pub(crate) fn uncaught_exception_handler(&mut self, handled: bool) -> Result<(), Died> {
+        // The program's listener is now what this exception found.
+        self.rejections.uncaught_listener = handled;
         self.async_hooks.async_id_fields.k_default_trigger_async_id = -1;
         if !handled {
             return Err(Died(Observation::Exit(1)));

@@ -2,23 +2,64 @@
 //! promise reject callback (`promiseRejectHandler`, then
 //! `unhandledRejection`), `tickInfo[kHasRejectionToWarn]`, and
 //! `processPromiseRejections`, which `processTicksAndRejections` calls
-//! after its microtasks. The program has an `unhandledRejection` listener,
-//! so a rejection is reported to it and nothing throws.
+//! after its microtasks, with the mode of `--unhandled-rejections`
+//! (`unhandled-rejections`; `throw` by default, with the program's
+//! `unhandledRejection` listener, so that nothing throws).
 
 use super::microtasks::PromiseIds;
 use super::resources::{NativeSlot, ScopeSerial};
 use super::{not_in_family, AsyncIdStack, Died, Environment, Refusal};
-use crate::vocab::{Observation, Op, ResourceView};
+use crate::vocab::{Observation, Op, RejectionsMode, ResourceView};
 
-/// The rejections not reported yet, and the flag that makes an outermost
-/// `Close` call the tick callback with no tick queued.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// The rejections not reported yet, the flag that makes an outermost
+/// `Close` call the tick callback with no tick queued, and what reporting
+/// one does (the mode, the program's listeners).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Rejections {
     /// `pendingUnhandledRejections`: each rejected promise's ids, if
     /// `trackPromise` gave it some.
     pub pending: Vec<PromiseIds>,
     /// `tickInfo[kHasRejectionToWarn]`.
     pub has_rejection_to_warn: bool,
+    /// `unhandledRejectionsMode` (`--unhandled-rejections`).
+    pub mode: RejectionsMode,
+    /// The program has an `unhandledRejection` listener (`process.emit`
+    /// returns true).
+    pub listener: bool,
+    /// The program has an `uncaughtException` listener: given by the
+    /// header, then whatever the last `uncaught-exception` said.
+    pub uncaught_listener: bool,
+    /// `process.exitCode = kGenericUserError` (`warn-with-error-code`): the
+    /// process will exit with 1 after the event loop, which the model does
+    /// not reach.
+    pub exit_code_set: bool,
+}
+
+impl Default for Rejections {
+    /// The program without the header: `throw`, an `unhandledRejection`
+    /// listener, no `uncaughtException` listener.
+    fn default() -> Self {
+        Rejections {
+            pending: Vec::new(),
+            has_rejection_to_warn: false,
+            mode: RejectionsMode::Throw,
+            listener: true,
+            uncaught_listener: false,
+            exit_code_set: false,
+        }
+    }
+}
+
+impl Rejections {
+    /// Reporting a rejection runs `triggerUncaughtException`: `strict`, or
+    /// `throw` with no `unhandledRejection` listener.
+    pub fn throws(&self) -> bool {
+        match self.mode {
+            RejectionsMode::Strict => true,
+            RejectionsMode::Throw => !self.listener,
+            _ => false,
+        }
+    }
 }
 
 impl<S: AsyncIdStack> Environment<S> {
@@ -27,7 +68,7 @@ impl<S: AsyncIdStack> Environment<S> {
     #[inline]
     pub(super) fn rejections_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
-            Op::PromiseReject => Ok(()),
+            Op::PromiseReject | Op::UnhandledRejections { .. } => Ok(()),
             _ => not_in_family(op),
         }
     }
@@ -37,6 +78,15 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(super) fn rejections_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::PromiseReject => self.promise_reject(),
+            Op::UnhandledRejections {
+                mode,
+                listener,
+                uncaught_listener,
+            } => {
+                let r = &mut *self.rejections;
+                (r.mode, r.listener, r.uncaught_listener) = (*mode, *listener, *uncaught_listener);
+                Ok(())
+            }
             _ => not_in_family(op),
         }
     }
@@ -80,9 +130,11 @@ impl<S: AsyncIdStack> Environment<S> {
 
     /// `processPromiseRejections()`: for each pending rejection, in order,
     /// `pushAsyncContext(promiseAsyncId, promiseTriggerAsyncId, promise)`
-    /// when the promise has ids, the `unhandledRejection` listener (which
-    /// records what it sees), and `popAsyncContext(promiseAsyncId)` in the
-    /// `finally`. Whether it reported any (`maybeScheduledTicksOrMicrotasks`).
+    /// when the promise has ids, the mode's handler
+    /// ([`Self::unhandled_rejections_mode`]), and
+    /// `popAsyncContext(promiseAsyncId)` in the `finally` unless the handler
+    /// said not to (`needPop`). Whether it reported any
+    /// (`maybeScheduledTicksOrMicrotasks`).
     pub(crate) fn process_promise_rejections(&mut self) -> Result<bool, Died> {
         let pending = std::mem::take(&mut self.rejections.pending);
         for ids in &pending {
@@ -93,15 +145,88 @@ impl<S: AsyncIdStack> Environment<S> {
                     Some(ResourceView::Promise(async_id)),
                 )?;
             }
+            let need_pop = self.unhandled_rejections_mode(*ids)?;
+            if let (true, Some((async_id, _))) = (need_pop, *ids) {
+                self.pop_async_context_js(async_id)?;
+            }
+        }
+        Ok(!pending.is_empty())
+    }
+
+    /// The handler of `--unhandled-rejections` (`throwUnhandledRejectionsMode`
+    /// and the others): `needPop`. `triggerUncaughtException(err, true)`
+    /// runs the uncaught-exception handler (exit 1 without a listener; with
+    /// one it clears the stack, "don't clear it after"), the warnings queue
+    /// ticks.
+    fn unhandled_rejections_mode(&mut self, ids: PromiseIds) -> Result<bool, Died> {
+        match self.rejections.mode {
+            RejectionsMode::Throw => {
+                if self.emit_unhandled_rejection() {
+                    return Ok(true);
+                }
+                self.trigger_uncaught_exception_from_promise()?;
+                Ok(false)
+            }
+            RejectionsMode::Strict => {
+                self.trigger_uncaught_exception_from_promise()?;
+                if let Some((async_id, trigger_async_id)) = ids {
+                    self.push_async_context_js(
+                        async_id,
+                        trigger_async_id,
+                        Some(ResourceView::Promise(async_id)),
+                    )?;
+                }
+                if !self.emit_unhandled_rejection() {
+                    self.emit_unhandled_rejection_warning();
+                }
+                Ok(true)
+            }
+            RejectionsMode::None => {
+                self.emit_unhandled_rejection();
+                Ok(true)
+            }
+            RejectionsMode::Warn => {
+                self.emit_unhandled_rejection();
+                self.emit_unhandled_rejection_warning();
+                Ok(true)
+            }
+            RejectionsMode::WarnWithErrorCode => {
+                if !self.emit_unhandled_rejection() {
+                    self.emit_unhandled_rejection_warning();
+                    self.rejections.exit_code_set = true;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// `emitUnhandledRejection`: `process.emit('unhandledRejection')`; the
+    /// program's listener, if any, records what it sees. Whether one did.
+    fn emit_unhandled_rejection(&mut self) -> bool {
+        if self.rejections.listener {
             let fields = &self.async_hooks.async_id_fields;
             self.out.push(Observation::UnhandledRejection {
                 execution_async_id: fields.k_execution_async_id,
                 trigger_async_id: fields.k_trigger_async_id,
             });
-            if let Some((async_id, _)) = *ids {
-                self.pop_async_context_js(async_id)?;
-            }
         }
-        Ok(!pending.is_empty())
+        self.rejections.listener
+    }
+
+    /// `emitUnhandledRejectionWarning`: two `process.emitWarning` calls
+    /// (the reason, then the `UnhandledPromiseRejectionWarning`), each a
+    /// `process.nextTick(doEmitWarning, warning)`
+    /// (`lib/internal/process/warning.js`).
+    fn emit_unhandled_rejection_warning(&mut self) {
+        self.warning_tick();
+        self.warning_tick();
+    }
+
+    /// `triggerUncaughtException(err, true /* fromPromise */)`
+    /// (`TriggerUncaughtException`, `src/node_errors.cc`): the JS handler
+    /// with the program's `uncaughtException` listener, exit 1 without one.
+    fn trigger_uncaught_exception_from_promise(&mut self) -> Result<(), Died> {
+        let handled = self.rejections.uncaught_listener;
+        self.uncaught_exception_handler(handled)
     }
 }

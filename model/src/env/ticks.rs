@@ -22,6 +22,11 @@ pub struct TickObject {
     /// The callback has a body (`next-tick-body`): the ops after the one
     /// that runs it are inside it, up to `end-tick`.
     pub body: bool,
+    /// The callback is `doEmitWarning` (`process.emitWarning`,
+    /// `lib/internal/process/warning.js`), not the trace's: it records
+    /// nothing (the program runs with `--no-warnings`, so no listener
+    /// writes the warning).
+    pub warning: bool,
 }
 
 /// Who called the tick callback (`processTicksAndRejections`), and so where
@@ -81,6 +86,16 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `nextTick(callback)`: capture `newAsyncId()` and
     /// `getDefaultTriggerAsyncId()`, emit init (`TickObject`), queue it.
     pub(crate) fn next_tick(&mut self, query_resource: bool, body: bool) {
+        self.queue_tick(query_resource, body, false);
+    }
+
+    /// `process.nextTick(doEmitWarning, warning)` in `process.emitWarning`.
+    pub(crate) fn warning_tick(&mut self) {
+        self.queue_tick(false, false, true);
+    }
+
+    /// `nextTick`, for a callback of the trace or a warning's.
+    fn queue_tick(&mut self, query_resource: bool, body: bool, warning: bool) {
         if self.ticks.queue.is_empty() {
             self.ticks.has_tick_scheduled = true;
         }
@@ -100,6 +115,7 @@ impl<S: AsyncIdStack> Environment<S> {
             query_resource,
             context_frame: ContextFrame::clone(&self.context_frame),
             body,
+            warning,
         });
     }
 
@@ -126,22 +142,8 @@ impl<S: AsyncIdStack> Environment<S> {
                 tock.trigger_async_id,
                 Some(ResourceView::TickObject(async_id)),
             )?;
-            let ids = &self.async_hooks.async_id_fields;
-            let (execution_async_id, trigger_async_id) =
-                (ids.k_execution_async_id, ids.k_trigger_async_id);
-            let resource = tock.query_resource.then(|| self.execution_async_resource());
-            self.out.push(Observation::Tick {
-                async_id,
-                execution_async_id,
-                trigger_async_id,
-                resource,
-            });
-            for (als, value) in self.stores_seen() {
-                self.out.push(Observation::TickStore {
-                    async_id,
-                    als,
-                    value,
-                });
+            if !tock.warning {
+                self.tick_sees(&tock);
             }
             if tock.body {
                 self.frames.push(Frame::Tick {
@@ -183,6 +185,29 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.finish_close(*scope, false);
                 Ok(())
             }
+        }
+    }
+
+    /// What the callback of a trace's tick records: the ids (and the
+    /// resource), then every storage's store.
+    fn tick_sees(&mut self, tock: &TickObject) {
+        let async_id = tock.async_id;
+        let ids = &self.async_hooks.async_id_fields;
+        let (execution_async_id, trigger_async_id) =
+            (ids.k_execution_async_id, ids.k_trigger_async_id);
+        let resource = tock.query_resource.then(|| self.execution_async_resource());
+        self.out.push(Observation::Tick {
+            async_id,
+            execution_async_id,
+            trigger_async_id,
+            resource,
+        });
+        for (als, value) in self.stores_seen() {
+            self.out.push(Observation::TickStore {
+                async_id,
+                als,
+                value,
+            });
         }
     }
 

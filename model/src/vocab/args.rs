@@ -137,6 +137,70 @@ impl std::str::FromStr for NodeVersion {
     }
 }
 
+/// `--unhandled-rejections=MODE` (`getUnhandledRejectionsMode`,
+/// `lib/internal/process/promises.js`): what `processPromiseRejections`
+/// does with each rejection still unhandled.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+pub enum RejectionsMode {
+    /// `throw` (the default): `unhandledRejection`; if no listener took
+    /// it, `triggerUncaughtException(err, true)`.
+    #[default]
+    Throw,
+    /// `strict`: `triggerUncaughtException(err, true)` first; if that
+    /// returns, `unhandledRejection`, and a warning if no listener took it.
+    Strict,
+    /// `warn`: `unhandledRejection`, then a warning.
+    Warn,
+    /// `none`: `unhandledRejection` only.
+    None,
+    /// `warn-with-error-code`: `unhandledRejection`; if no listener took
+    /// it, a warning and `process.exitCode = 1`.
+    WarnWithErrorCode,
+}
+
+impl RejectionsMode {
+    /// Every mode, as `--unhandled-rejections` spells them.
+    pub const ALL: [RejectionsMode; 5] = [
+        RejectionsMode::Throw,
+        RejectionsMode::Strict,
+        RejectionsMode::Warn,
+        RejectionsMode::None,
+        RejectionsMode::WarnWithErrorCode,
+    ];
+
+    /// The flag's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            RejectionsMode::Throw => "throw",
+            RejectionsMode::Strict => "strict",
+            RejectionsMode::Warn => "warn",
+            RejectionsMode::None => "none",
+            RejectionsMode::WarnWithErrorCode => "warn-with-error-code",
+        }
+    }
+}
+
+impl fmt::Display for RejectionsMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for RejectionsMode {
+    type Err = String;
+
+    /// One of the flag's values.
+    fn from_str(s: &str) -> Result<Self, String> {
+        (RejectionsMode::ALL.iter().copied())
+            .find(|m| m.name() == s.trim())
+            .ok_or_else(|| {
+                format!("unhandled-rejections mode `{s}`: one of throw, strict, warn, none, warn-with-error-code")
+            })
+    }
+}
+
 /// A hook created by `async_hooks.createHook` (`H1`, `H2`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct HookId(pub u32);

@@ -12,7 +12,7 @@ pub mod trace;
 
 pub use args::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion,
-    ResourceId, ScopeFlags, ScopeKind, StoreValue,
+    RejectionsMode, ResourceId, ScopeFlags, ScopeKind, StoreValue,
 };
 pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
 pub use op::{Facts, Family, Nesting, Op, OpKind};

@@ -7,7 +7,7 @@
 
 use super::args::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion,
-    ResourceId, ScopeFlags, ScopeKind, StoreValue,
+    RejectionsMode, ResourceId, ScopeFlags, ScopeKind, StoreValue,
 };
 use super::tokens::{quote, ParseError, Tokens};
 use serde::{Deserialize, Serialize};
@@ -214,6 +214,20 @@ pub enum Op {
         als: AlsId,
         /// Its `defaultValue`.
         value: StoreValue,
+    },
+    /// `node --unhandled-rejections=MODE`, and the program's listeners: with
+    /// `on-unhandled-rejection` a `process.on('unhandledRejection')` that
+    /// records what it sees, with `on-uncaught-exception` a
+    /// `process.on('uncaughtException')` that does nothing. A header op;
+    /// without it the program runs in `throw` mode with the first and
+    /// without the second (`unhandled-rejections throw on-unhandled-rejection`).
+    UnhandledRejections {
+        /// `--unhandled-rejections`.
+        mode: RejectionsMode,
+        /// An `unhandledRejection` listener.
+        listener: bool,
+        /// An `uncaughtException` listener from the start.
+        uncaught_listener: bool,
     },
     // Issue 24: native scopes that enter a stored frame.
     /// `napi_async_init(env, R, name, &context)` (`src/node_api.cc`,
@@ -455,6 +469,8 @@ op_kinds! {
     NapiMakeCallback = "napi-make-callback" => native(CallbackScope).opens(),
     // Issue 24: `als.disable()`.
     AlsDisable = "als-disable" => js(ContextFrame).node26(),
+    // Issue 25: `--unhandled-rejections` and the program's listeners.
+    UnhandledRejections = "unhandled-rejections" => header(Rejections),
 }
 
 impl OpKind {
@@ -563,6 +579,7 @@ impl Op {
             Op::AlsGetStore(_) => OpKind::AlsGetStore,
             Op::AsyncResource(_) => OpKind::AsyncResource,
             Op::AlsDefault { .. } => OpKind::AlsDefault,
+            Op::UnhandledRejections { .. } => OpKind::UnhandledRejections,
             Op::NapiAsyncInit(_) => OpKind::NapiAsyncInit,
             Op::NapiMakeCallback(_) => OpKind::NapiMakeCallback,
             Op::AlsDisable(_) => OpKind::AlsDisable,
@@ -638,6 +655,7 @@ impl Op {
             | Op::PromiseThenBody
             | Op::EndMicrotask
             | Op::AlsDefault { .. }
+            | Op::UnhandledRejections { .. }
             | Op::NapiAsyncInit(_)
             | Op::NapiMakeCallback(_)
             | Op::AlsDisable(_) => Vec::new(),
@@ -748,6 +766,20 @@ impl fmt::Display for Op {
                 write!(f, "{k} {als}")
             }
             Op::AlsDefault { als, value } => write!(f, "{k} {als} {value}"),
+            Op::UnhandledRejections {
+                mode,
+                listener,
+                uncaught_listener,
+            } => {
+                write!(f, "{k} {mode}")?;
+                if *listener {
+                    f.write_str(" on-unhandled-rejection")?;
+                }
+                if *uncaught_listener {
+                    f.write_str(" on-uncaught-exception")?;
+                }
+                Ok(())
+            }
             Op::NoForceAsyncHooksChecks
             | Op::EndAlsRun
             | Op::EntryModule
@@ -919,6 +951,7 @@ impl Op {
             OpKind::NapiAsyncInit => Op::NapiAsyncInit(t.resource("a resource (R<n>)")?),
             OpKind::NapiMakeCallback => Op::NapiMakeCallback(t.resource("a resource (R<n>)")?),
             OpKind::AlsDisable => Op::AlsDisable(t.als()?),
+            OpKind::UnhandledRejections => parse_unhandled_rejections(&mut t)?,
         };
         t.end(kind.name())?;
         Ok(op)
@@ -960,6 +993,35 @@ fn parse_open_scope(t: &mut Tokens<'_>, scope_kind: ScopeKind) -> Result<Op, Par
         },
         resource: NativeResource { id, holder },
         flags,
+    })
+}
+
+/// `unhandled-rejections MODE [on-unhandled-rejection] [on-uncaught-exception]`.
+fn parse_unhandled_rejections(t: &mut Tokens<'_>) -> Result<Op, ParseError> {
+    const MODES: &str = "a mode (throw, strict, warn, none, warn-with-error-code)";
+    let m = t.expect(MODES)?;
+    let mode = (m.text.parse::<RejectionsMode>()).map_err(|_| t.unexpected(m, MODES))?;
+    let (mut listener, mut uncaught_listener) = (false, false);
+    while let Some(tok) = t.advance() {
+        let slot = match tok.text {
+            "on-unhandled-rejection" if !uncaught_listener => &mut listener,
+            "on-uncaught-exception" => &mut uncaught_listener,
+            _ => {
+                return Err(t.unexpected(
+                    tok,
+                    "on-unhandled-rejection, then on-uncaught-exception, or end of line",
+                ))
+            }
+        };
+        if *slot {
+            return Err(t.error(tok.column, format!("{} given twice", quote(tok.text))));
+        }
+        *slot = true;
+    }
+    Ok(Op::UnhandledRejections {
+        mode,
+        listener,
+        uncaught_listener,
     })
 }
 

@@ -122,6 +122,10 @@ function nameOf(r) {
   if (r !== null && typeof r === 'object' && tickCallbacks.has(r.callback)) {
     return 'tick:' + r[async_id_symbol];
   }
+  // A tick process.emitWarning queued (`--unhandled-rejections` warnings).
+  if (r !== null && typeof r === 'object' && r.callback?.name === 'doEmitWarning') {
+    return 'tick:' + r[async_id_symbol];
+  }
   if (r instanceof Immediate) return 'immediate:' + r[timer_async_id_symbol];
   if (r instanceof Promise) return 'promise:' + r[async_id_symbol];
   // The only AsyncResource the program does not name is queueMicrotask's
@@ -180,9 +184,20 @@ function microtask(promise) {
 // `promise-reject`: a promise rejected and never handled. The program's
 // `unhandledRejection` listener (added at the first one) writes the ids it
 // runs in when processPromiseRejections reports it.
+// `unhandled-rejections MODE [on-unhandled-rejection] [on-uncaught-exception]`
+// (a header op; emit.rs gives node --unhandled-rejections=MODE and
+// --no-warnings) says whether the program has that listener at all, and
+// adds a do-nothing uncaughtException listener from the start. A later one
+// replaces what an earlier one said.
 let rejectionListener = false;
+let wantsRejectionListener = true;
+function unhandledRejections(t) {
+  wantsRejectionListener = t.includes('on-unhandled-rejection');
+  process.removeAllListeners('uncaughtException');
+  if (t.includes('on-uncaught-exception')) process.on('uncaughtException', () => {});
+}
 function listenForRejections() {
-  if (!rejectionListener) {
+  if (!rejectionListener && wantsRejectionListener) {
     rejectionListener = true;
     process.on('unhandledRejection', () => see(`unhandled rejection sees ${ids()}`));
   }
@@ -450,6 +465,7 @@ function plain(i, t, self) {
     case 'no-force-async-hooks-checks': break; // node's command line has it
     case 'entry-module': break; // the program is an .mjs file
     case 'node-version': break; // the binary's own node version
+    case 'unhandled-rejections': unhandledRejections(t.slice(2)); break;
     case 'create-hook': createHook(t[1], t[2] === 'none' ? [] : t.slice(2)); break;
     case 'enable-hook': hooks.get(t[1]).enable(); break;
     case 'disable-hook': hooks.get(t[1]).disable(); break;
