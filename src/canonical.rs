@@ -280,11 +280,16 @@ pub fn visit_observation_ids(o: &mut Observation, f: &mut IdVisitor) {
             }
         }
         Observation::TickStore { async_id, .. } => f(async_id),
-        Observation::CorruptedStack { actual, expected } => {
+        Observation::CorruptedStack {
+            actual, expected, ..
+        } => {
             f(actual);
             f(expected);
         }
-        Observation::Store { .. } | Observation::CheckFailed(_) | Observation::Exit(_) => {}
+        Observation::Store { .. }
+        | Observation::CheckFailed(_)
+        | Observation::Exit(_)
+        | Observation::Aborted(_) => {}
     }
 }
 

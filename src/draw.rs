@@ -136,6 +136,9 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::AlsDisable => weight(1, Other, 1),
         // Issue 25: `--unhandled-rejections` and the program's listeners.
         K::UnhandledRejections => weight(1, Other, 1),
+        // Drawn by the generator's steer only (it ends a case at its first
+        // uncaught exception).
+        K::AbortOnUncaughtException => weight(0, Other, 1),
     }
 }
 
@@ -264,6 +267,7 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         OpKind::NapiAsyncInit => Op::NapiAsyncInit(resource(c)),
         OpKind::NapiMakeCallback => Op::NapiMakeCallback(napi_resource(env, c)),
         OpKind::AlsDisable => Op::AlsDisable(storage(c)),
+        OpKind::AbortOnUncaughtException => Op::AbortOnUncaughtException,
         OpKind::UnhandledRejections => Op::UnhandledRejections {
             mode: pick(c, &RejectionsMode::ALL),
             listener: c.ratio(1, 2),

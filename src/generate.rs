@@ -24,7 +24,7 @@
 //! across versions; drawing from it costs a few nanoseconds.
 
 use crate::draw::{self, Choices, Role};
-use model::env::microtasks::RunningMicrotask;
+use model::env::microtasks::{Microtask, RunningMicrotask};
 use model::env::Frame;
 use model::vocab::{NodeVersion, Op, OpKind, Runtime};
 use model::Eager;
@@ -366,6 +366,11 @@ impl CaseGen {
         if !eager.program_started && self.ratio(1, 5) {
             return draw::draw_enabled(OpKind::UnhandledRejections, eager, self);
         }
+        // `--abort-on-uncaught-exception` ends a case at its first uncaught
+        // exception: seldom.
+        if !eager.program_started && self.ratio(1, 48) {
+            return Some(Op::AbortOnUncaughtException);
+        }
         if after_reject && eager.rejections.throws() && self.ratio(3, 4) {
             return Some(Op::TickCallback);
         }
@@ -378,6 +383,17 @@ impl CaseGen {
             && self.ratio(1, 12)
         {
             return Some(Op::PromiseThen);
+        }
+        // ... and with one queued, now and then that close.
+        let reaction_queued =
+            || (eager.microtasks.queue.iter()).any(|m| matches!(m, Microtask::Reaction { .. }));
+        if eager.async_callback_scope_depth == 1
+            && eager.microtasks.installed.is_some()
+            && matches!(eager.frames.last(), Some(Frame::Native(s)) if !s.threw)
+            && reaction_queued()
+            && self.ratio(1, 8)
+        {
+            return Some(Op::CloseScope { threw: false });
         }
         // A first executionAsyncResource() makes every later scope eager:
         // rarer while the case has not made one yet.

@@ -846,6 +846,7 @@ fn law_wrong_emit_after_dies(rt: &mut dyn Runtime, case: &WrongAfter) -> LawResu
     let expected = vec![Observation::CorruptedStack {
         actual: *current,
         expected: wrong,
+        abort: false,
     }];
     if obs != expected {
         return Err(Verdict::Broken(format!(

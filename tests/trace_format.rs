@@ -244,6 +244,7 @@ fn every_form() -> Vec<(Op, &'static str)> {
             },
             "unhandled-rejections warn-with-error-code on-unhandled-rejection",
         ),
+        (Op::AbortOnUncaughtException, "abort-on-uncaught-exception"),
     ]
 }
 

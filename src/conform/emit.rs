@@ -173,6 +173,9 @@ pub fn program(ops: &[Op], plan: &Plan, addon: &Path) -> Program {
     if ops.contains(&Op::NoForceAsyncHooksChecks) {
         node_args.push("--no-force-async-hooks-checks".to_string());
     }
+    if ops.contains(&Op::AbortOnUncaughtException) {
+        node_args.push("--abort-on-uncaught-exception".to_string());
+    }
     // The mode (the last header that gives one, as in the model); the
     // warnings it queues stay ticks (no listener writes them).
     if let Some(Op::UnhandledRejections { mode, .. }) =

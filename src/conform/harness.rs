@@ -568,6 +568,14 @@ impl Harness {
         let mut command = Command::new(&self.node);
         // A deep trace nests as deep calls in node: a large stack.
         super::stack::NodeStack::get().apply(&mut command);
+        // An abort (a CHECK, --abort-on-uncaught-exception) writes no core
+        // file: its size has no bound, and it would land in the cwd.
+        #[cfg(unix)]
+        // SAFETY: the closure runs in the child between fork and exec and
+        // calls only `setrlimit`, which is async-signal-safe.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, no_core_file);
+        }
         command
             .arg("--no-deprecation")
             .arg("--expose-internals")
@@ -754,6 +762,20 @@ fn build_module(
     // Another process may have built the same file meanwhile: a rename over
     // it is atomic, either copy is the same.
     std::fs::rename(&tmp, target).map_err(|e| io_err(&format!("rename to {}", target.display()), e))
+}
+
+/// Set `RLIMIT_CORE` to 0 in the child (node) before it runs.
+#[cfg(unix)]
+fn no_core_file() -> std::io::Result<()> {
+    let none = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: setrlimit reads the struct it is given.
+    if unsafe { libc::setrlimit(libc::RLIMIT_CORE, &none) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

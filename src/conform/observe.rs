@@ -6,7 +6,7 @@
 use super::harness::{NodeRun, START_LINE};
 use model::vocab::{
     AlsId, AsyncId, FailedCheck, HookEvent, HookId, Observation, Op, ResourceId, ResourceView,
-    StoreValue,
+    StoreValue, SIGABRT, SIGTRAP,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -277,10 +277,17 @@ fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
         return Some(NodeObservation::Death("timed out and killed".to_string()));
     }
     if let Some((actual, expected)) = corrupted(&run.stderr) {
-        if run.code == Some(1) {
+        // Exit(1), or ABORT_NO_BACKTRACE() with --abort-on-uncaught-exception.
+        let abort = match (run.code, run.signal) {
+            (Some(1), _) => Some(false),
+            (None, Some(SIGABRT)) => Some(true),
+            _ => None,
+        };
+        if let Some(abort) = abort {
             return Some(NodeObservation::Known(Observation::CorruptedStack {
                 actual: renamer.map(actual),
                 expected: renamer.map(expected),
+                abort,
             }));
         }
         return Some(NodeObservation::Death(format!(
@@ -313,6 +320,20 @@ fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
             "V8 fatal error: Check failed: {line} (exit {:?}, signal {:?})",
             run.code, run.signal
         )));
+    }
+    // --abort-on-uncaught-exception: V8's abort (SIGTRAP) prints the
+    // uncaught exception, then "FROM" and the stack; node's (SIGABRT, from
+    // triggerUncaughtException) the fatal exception's report, whose stack
+    // names the rejection mode's handler.
+    let aborted = match run.signal {
+        Some(SIGTRAP) => run.stderr.contains("\nFROM\n"),
+        Some(SIGABRT) => run
+            .stderr
+            .contains("UnhandledRejectionsMode (node:internal/process/promises"),
+        _ => false,
+    };
+    if let (true, Some(sig)) = (aborted, run.signal) {
+        return Some(NodeObservation::Known(Observation::Aborted(sig)));
     }
     if let Some(sig) = run.signal {
         return Some(NodeObservation::Death(format!("killed by signal {sig}")));
@@ -557,7 +578,8 @@ mod tests {
                 }),
                 NodeObservation::Known(Observation::CorruptedStack {
                     actual: 1,
-                    expected: 2
+                    expected: 2,
+                    abort: false,
                 }),
             ]
         );

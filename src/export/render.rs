@@ -365,9 +365,14 @@ fn map_ids(o: &Observation, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Observatio
             execution_async_id: f(*execution_async_id),
             trigger_async_id: f(*trigger_async_id),
         },
-        O::CorruptedStack { actual, expected } => O::CorruptedStack {
+        O::CorruptedStack {
+            actual,
+            expected,
+            abort,
+        } => O::CorruptedStack {
             actual: f(*actual),
             expected: f(*expected),
+            abort: *abort,
         },
         other => other.clone(),
     }
@@ -770,6 +775,12 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::NoForceAsyncHooksChecks => self.no_force = true,
             Op::NodeVersion(_) => {}
             Op::EntryModule => self.module = true,
+            Op::AbortOnUncaughtException => {
+                return refuse(
+                    i,
+                    "--abort-on-uncaught-exception is not written into a test yet",
+                )
+            }
             Op::UnhandledRejections { .. } => {
                 return refuse(
                     i,
@@ -1245,7 +1256,15 @@ impl<S: AsyncIdStack> Writer<S> {
                         id_js(*trigger_async_id)
                     ));
                 }
-                Observation::CorruptedStack { actual, expected } => {
+                Observation::CorruptedStack { abort: true, .. } => {
+                    return refuse(
+                        i,
+                        "an abort (--abort-on-uncaught-exception) is not written into a test yet",
+                    )
+                }
+                Observation::CorruptedStack {
+                    actual, expected, ..
+                } => {
                     self.ending = Some(Ending::Corrupted {
                         actual: id_re(*actual),
                         expected: id_re(*expected),
@@ -1259,6 +1278,12 @@ impl<S: AsyncIdStack> Writer<S> {
                     return refuse(
                         i,
                         format!("the process exits with {code}, and the test does not know why"),
+                    )
+                }
+                Observation::Aborted(_) => {
+                    return refuse(
+                        i,
+                        "an abort (--abort-on-uncaught-exception) is not written into a test yet",
                     )
                 }
             }

@@ -33,6 +33,8 @@ pub struct AsyncHooks<S> {
     pub store: S,
     /// Work done, in the shared units.
     pub cost: Cost,
+    /// `env()->abort_on_uncaught_exception()` (`--abort-on-uncaught-exception`).
+    pub abort_on_uncaught_exception: bool,
 }
 
 impl<S: AsyncIdStack> AsyncHooks<S> {
@@ -47,6 +49,7 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
             js_execution_async_resources: Tracked::default(),
             store,
             cost: Cost::default(),
+            abort_on_uncaught_exception: false,
         }
     }
 
@@ -190,11 +193,13 @@ impl<S: AsyncIdStack> AsyncHooks<S> {
     }
 
     /// `AsyncHooks::FailWithCorruptedAsyncStack` (`src/env.cc`): prints
-    /// `actual` (the current execution id) and `expected`, exits with 1.
+    /// `actual` (the current execution id) and `expected`, exits with 1, or
+    /// with `--abort-on-uncaught-exception` aborts (`ABORT_NO_BACKTRACE`).
     pub fn fail_with_corrupted_async_stack(&self, expected_async_id: AsyncId) -> Died {
         Died(Observation::CorruptedStack {
             actual: self.async_id_fields.k_execution_async_id,
             expected: expected_async_id,
+            abort: self.abort_on_uncaught_exception,
         })
     }
 

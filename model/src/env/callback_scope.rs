@@ -356,6 +356,8 @@ impl<S: AsyncIdStack> Environment<S> {
             unreachable!("enabled checked that the innermost frame is a native scope")
         };
         if threw {
+            // The callback's throw, into the C++ that called it.
+            self.abort_at_throw()?;
             scope.failed = true;
         }
         if let (Some(_), false, false) = (scope.trampoline, scope.failed, self.is_stopping) {

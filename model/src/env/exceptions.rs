@@ -2,7 +2,7 @@
 
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind};
+use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind, SIGTRAP};
 
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
@@ -29,6 +29,9 @@ impl<S: AsyncIdStack> Environment<S> {
     /// promise), or the callback of the innermost native scope.
     #[inline]
     pub(super) fn exceptions_effect(&mut self, op: &Op) -> Result<(), Died> {
+        if let Op::UncaughtException { .. } = op {
+            self.abort_at_throw()?;
+        }
         match op {
             Op::UncaughtException { handled } => match self.frames.last() {
                 Some(Frame::Tick { .. }) => self.tick_threw(*handled),
@@ -59,6 +62,21 @@ impl<S: AsyncIdStack> Environment<S> {
 }
 
 impl<S: AsyncIdStack> Environment<S> {
+    /// `--abort-on-uncaught-exception`: V8 aborts as the exception is thrown
+    /// (`Isolate::Throw`, when it predicts no JavaScript catch, or only
+    /// C++'s, and node's `ShouldAbortOnUncaughtException` agrees), before
+    /// any `finally` or handler runs. Not in a microtask's callback: a
+    /// promise reaction's promise catches what it throws, and V8's microtask
+    /// runner reports a `queueMicrotask` callback's after the job's `finally`
+    /// blocks ([`Self::microtask_threw`]).
+    pub(crate) fn abort_at_throw(&self) -> Result<(), Died> {
+        let microtask = matches!(self.frames.last(), Some(Frame::Microtask { .. }));
+        if self.async_hooks.abort_on_uncaught_exception && !microtask {
+            return Err(Died(Observation::Aborted(SIGTRAP)));
+        }
+        Ok(())
+    }
+
     /// The handler C++ calls for an uncaught exception: clear the default
     /// trigger id; unhandled, exit with 1; handled, `setImmediate(noop)` (an
     /// id and an init hook of type Immediate), then run `after` for every

@@ -12,7 +12,9 @@ use super::callback_scope::InternalCallbackScope;
 use super::context_frame::ContextFrame;
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{AsyncId, HookEvent, NodeVersion, Observation, Op, OpKind, ResourceView};
+use crate::vocab::{
+    AsyncId, HookEvent, NodeVersion, Observation, Op, OpKind, ResourceView, SIGTRAP,
+};
 use std::collections::VecDeque;
 
 /// A promise's `[async_id_symbol]` and `[trigger_async_id_symbol]`, once
@@ -432,22 +434,24 @@ impl<S: AsyncIdStack> Environment<S> {
             return Ok(());
         }
         let promise = self.promise_settled(promise);
-        self.promise_after_hook(promise)
+        self.promise_after_hook(promise).map(|_| ())
     }
 
-    /// `promiseAfterHook` alone, the derived promise settled already.
-    fn promise_after_hook(&mut self, promise: PromiseIds) -> Result<(), Died> {
+    /// `promiseAfterHook` alone, the derived promise settled already: its
+    /// ids after it (`trackPromise` gives an untracked promise some).
+    fn promise_after_hook(&mut self, promise: PromiseIds) -> Result<PromiseIds, Died> {
         if self.microtasks.installed.is_none() {
-            return Ok(());
+            return Ok(promise);
         }
-        let (async_id, _) = self.track_promise(promise, None);
+        let ids = self.track_promise(promise, None);
+        let async_id = ids.0;
         if self.async_hooks.fields.k_after > 0 {
             self.emit_hook(super::hooks::HookKind::After, async_id);
         }
         if async_id == self.async_hooks.async_id_fields.k_execution_async_id {
             self.pop_async_context_js(async_id)?;
         }
-        Ok(())
+        Ok(Some(ids))
     }
 
     /// `uncaught-exception` in a `queueMicrotask` callback: the exception
@@ -474,12 +478,24 @@ impl<S: AsyncIdStack> Environment<S> {
             RunningMicrotask::Reaction { promise } => {
                 let promise = self.promise_settled(promise);
                 self.reject_callback_no_handler(promise)?;
-                self.promise_after_hook(promise)?;
+                let tracked = self.promise_after_hook(promise)?;
+                // processPromiseRejections reads the promise's ids when it
+                // reports it: the ones promiseAfterHook gave it, if it had
+                // none at the rejection.
+                if let Some(pending) = self.rejections.pending.last_mut() {
+                    *pending = tracked;
+                }
                 *self.context_frame = prior_context_frame;
             }
             RunningMicrotask::Callback { .. } => {
                 self.finish_microtask(job)?;
                 *self.context_frame = prior_context_frame;
+                // V8 reports it from its microtask runner: with
+                // --abort-on-uncaught-exception it aborts there, after the
+                // job's `finally` blocks ran.
+                if self.async_hooks.abort_on_uncaught_exception {
+                    return Err(Died(Observation::Aborted(SIGTRAP)));
+                }
                 self.uncaught_exception_handler(handled)?;
             }
         }

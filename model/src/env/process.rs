@@ -1,6 +1,6 @@
 //! How the process starts and stops: the command line
 //! (`--no-force-async-hooks-checks`, `AsyncHooks::no_force_checks` in
-//! `src/env.cc`), an ES module entry (`asyncRunEntryPointWithESMLoader`,
+//! `src/env.cc`; `--abort-on-uncaught-exception`), an ES module entry (`asyncRunEntryPointWithESMLoader`,
 //! `lib/internal/modules/run_main.js`), the node version, and
 //! `Environment::ExitEnv` from another thread (`src/env.cc`).
 
@@ -22,7 +22,10 @@ impl<S: AsyncIdStack> Environment<S> {
                 [Frame::Native(main)] if main.pushed_ids => Ok(()),
                 _ => Err(Refusal::ModuleNotFirst),
             },
-            Op::NoForceAsyncHooksChecks | Op::NodeVersion(_) | Op::Stop => Ok(()),
+            Op::NoForceAsyncHooksChecks
+            | Op::NodeVersion(_)
+            | Op::Stop
+            | Op::AbortOnUncaughtException => Ok(()),
             _ => not_in_family(op),
         }
     }
@@ -42,6 +45,10 @@ impl<S: AsyncIdStack> Environment<S> {
             }
             Op::Stop => {
                 self.is_stopping = true;
+                Ok(())
+            }
+            Op::AbortOnUncaughtException => {
+                self.async_hooks.abort_on_uncaught_exception = true;
                 Ok(())
             }
             _ => not_in_family(op),

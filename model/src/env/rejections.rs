@@ -9,7 +9,7 @@
 use super::microtasks::PromiseIds;
 use super::resources::{NativeSlot, ScopeSerial};
 use super::{not_in_family, AsyncIdStack, Died, Environment, Refusal};
-use crate::vocab::{Observation, Op, RejectionsMode, ResourceView};
+use crate::vocab::{Observation, Op, RejectionsMode, ResourceView, SIGABRT};
 
 /// The rejections not reported yet, the flag that makes an outermost
 /// `Close` call the tick callback with no tick queued, and what reporting
@@ -223,9 +223,14 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// `triggerUncaughtException(err, true /* fromPromise */)`
-    /// (`TriggerUncaughtException`, `src/node_errors.cc`): the JS handler
-    /// with the program's `uncaughtException` listener, exit 1 without one.
+    /// (`TriggerUncaughtException`, `src/node_errors.cc`): with
+    /// `--abort-on-uncaught-exception` an abort, else the JS handler with
+    /// the program's `uncaughtException` listener, exit 1 without one.
     fn trigger_uncaught_exception_from_promise(&mut self) -> Result<(), Died> {
+        // The binding's own check: `ReportFatalException`, then `Abort()`.
+        if self.async_hooks.abort_on_uncaught_exception {
+            return Err(Died(Observation::Aborted(SIGABRT)));
+        }
         let handled = self.rejections.uncaught_listener;
         self.uncaught_exception_handler(handled)
     }

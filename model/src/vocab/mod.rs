@@ -14,6 +14,6 @@ pub use args::{
     AlsId, AsyncContext, AsyncId, Holder, HookCallbacks, HookId, NativeResource, NodeVersion,
     RejectionsMode, ResourceId, ScopeFlags, ScopeKind, StoreValue,
 };
-pub use observation::{FailedCheck, HookEvent, Observation, ResourceView};
+pub use observation::{FailedCheck, HookEvent, Observation, ResourceView, SIGABRT, SIGTRAP};
 pub use op::{Facts, Family, Nesting, Op, OpKind};
 pub use runtime::{Cost, OpError, Runtime};

@@ -151,18 +151,31 @@ pub enum Observation {
     },
     /// Terminal: `AsyncHooks::FailWithCorruptedAsyncStack` printed
     /// `Error: async hook stack has become corrupted (actual: A, expected: E)`
-    /// and the process exited with code 1.
+    /// and the process exited with code 1 (with `abort`, aborted: SIGABRT).
     CorruptedStack {
         /// `async_id_fields_[kExecutionAsyncId]` at the failed pop.
         actual: AsyncId,
         /// The id the pop expected.
         expected: AsyncId,
+        /// `--abort-on-uncaught-exception`: `ABORT_NO_BACKTRACE()`, not `Exit(1)`.
+        abort: bool,
     },
     /// Terminal: a `CHECK` failed and the process aborted.
     CheckFailed(FailedCheck),
     /// Terminal: the process exited with this code (an unhandled exception).
     Exit(i32),
+    /// Terminal: `--abort-on-uncaught-exception` aborted the process on an
+    /// uncaught exception, killed by this signal on x64 Linux: 5 (SIGTRAP)
+    /// where V8 aborts as the exception is thrown (`Isolate::Throw`,
+    /// `base::OS::Abort`), 6 (SIGABRT) where node's `Abort()` does
+    /// (`triggerUncaughtException` from JavaScript, `src/node_errors.cc`).
+    Aborted(i32),
 }
+
+/// The signal of V8's abort on an uncaught exception (`IMMEDIATE_CRASH`).
+pub const SIGTRAP: i32 = 5;
+/// The signal of node's `Abort()`.
+pub const SIGABRT: i32 = 6;
 
 impl ResourceView {
     /// Whether `got` is an answer Node may give where the model says `self`:
@@ -212,7 +225,10 @@ impl Observation {
     pub fn is_terminal(&self) -> bool {
         matches!(
             self,
-            Observation::CorruptedStack { .. } | Observation::CheckFailed(_) | Observation::Exit(_)
+            Observation::CorruptedStack { .. }
+                | Observation::CheckFailed(_)
+                | Observation::Exit(_)
+                | Observation::Aborted(_)
         )
     }
 }
@@ -299,12 +315,26 @@ impl fmt::Display for Observation {
                 "{} sees [{execution_async_id}, {trigger_async_id}]",
                 if *promise { "promise reaction" } else { "microtask" }
             ),
-            Observation::CorruptedStack { actual, expected } => write!(
+            Observation::CorruptedStack {
+                actual,
+                expected,
+                abort,
+            } => write!(
                 f,
-                "Error: async hook stack has become corrupted (actual: {actual}, expected: {expected}); exit 1"
+                "Error: async hook stack has become corrupted (actual: {actual}, expected: {expected}); {}",
+                if *abort { "abort (SIGABRT)" } else { "exit 1" }
             ),
             Observation::CheckFailed(c) => write!(f, "CHECK failed: {c:?}; abort"),
             Observation::Exit(code) => write!(f, "exit {code}"),
+            Observation::Aborted(signal) => write!(
+                f,
+                "abort ({})",
+                match *signal {
+                    SIGTRAP => "SIGTRAP",
+                    SIGABRT => "SIGABRT",
+                    _ => "another signal",
+                }
+            ),
         }
     }
 }

@@ -215,6 +215,10 @@ pub enum Op {
         /// Its `defaultValue`.
         value: StoreValue,
     },
+    /// `node --abort-on-uncaught-exception`: an uncaught exception aborts
+    /// the process instead of reaching the uncaught-exception handler. A
+    /// header op.
+    AbortOnUncaughtException,
     /// `node --unhandled-rejections=MODE`, and the program's listeners: with
     /// `on-unhandled-rejection` a `process.on('unhandledRejection')` that
     /// records what it sees, with `on-uncaught-exception` a
@@ -471,6 +475,7 @@ op_kinds! {
     AlsDisable = "als-disable" => js(ContextFrame).node26(),
     // Issue 25: `--unhandled-rejections` and the program's listeners.
     UnhandledRejections = "unhandled-rejections" => header(Rejections),
+    AbortOnUncaughtException = "abort-on-uncaught-exception" => header(Process),
 }
 
 impl OpKind {
@@ -580,6 +585,7 @@ impl Op {
             Op::AsyncResource(_) => OpKind::AsyncResource,
             Op::AlsDefault { .. } => OpKind::AlsDefault,
             Op::UnhandledRejections { .. } => OpKind::UnhandledRejections,
+            Op::AbortOnUncaughtException => OpKind::AbortOnUncaughtException,
             Op::NapiAsyncInit(_) => OpKind::NapiAsyncInit,
             Op::NapiMakeCallback(_) => OpKind::NapiMakeCallback,
             Op::AlsDisable(_) => OpKind::AlsDisable,
@@ -620,6 +626,7 @@ impl Op {
             Op::EnterDefaultTriggerScope { trigger_async_id } => vec![*trigger_async_id],
             Op::NoForceAsyncHooksChecks
             | Op::EntryModule
+            | Op::AbortOnUncaughtException
             | Op::CloseScope { .. }
             | Op::CloseOuter { .. }
             | Op::TimersScope
@@ -781,6 +788,7 @@ impl fmt::Display for Op {
                 Ok(())
             }
             Op::NoForceAsyncHooksChecks
+            | Op::AbortOnUncaughtException
             | Op::EndAlsRun
             | Op::EntryModule
             | Op::TimersScope
@@ -952,6 +960,7 @@ impl Op {
             OpKind::NapiMakeCallback => Op::NapiMakeCallback(t.resource("a resource (R<n>)")?),
             OpKind::AlsDisable => Op::AlsDisable(t.als()?),
             OpKind::UnhandledRejections => parse_unhandled_rejections(&mut t)?,
+            OpKind::AbortOnUncaughtException => Op::AbortOnUncaughtException,
         };
         t.end(kind.name())?;
         Ok(op)

@@ -466,6 +466,7 @@ function plain(i, t, self) {
     case 'entry-module': break; // the program is an .mjs file
     case 'node-version': break; // the binary's own node version
     case 'unhandled-rejections': unhandledRejections(t.slice(2)); break;
+    case 'abort-on-uncaught-exception': break; // node's command line has it
     case 'create-hook': createHook(t[1], t[2] === 'none' ? [] : t.slice(2)); break;
     case 'enable-hook': hooks.get(t[1]).enable(); break;
     case 'disable-hook': hooks.get(t[1]).disable(); break;
