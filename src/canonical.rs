@@ -160,6 +160,12 @@ pub fn visit_env_ids<S: AsyncIdStack>(env: &mut Environment<S>, f: &mut IdVisito
     for p in &mut env.rejections.pending {
         promise(p, f);
     }
+    if let Some(p) = &mut env.rejections.reported {
+        promise(p, f);
+    }
+    for p in &mut env.rejections.handled_late {
+        promise(p, f);
+    }
     for id in &mut env.destroy_async_id_list {
         f(id);
     }
@@ -255,6 +261,10 @@ pub fn visit_observation_ids(o: &mut Observation, f: &mut IdVisitor) {
             f(trigger_async_id);
         }
         Observation::UnhandledRejection {
+            execution_async_id,
+            trigger_async_id,
+        }
+        | Observation::RejectionHandled {
             execution_async_id,
             trigger_async_id,
         }

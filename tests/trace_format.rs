@@ -245,6 +245,7 @@ fn every_form() -> Vec<(Op, &'static str)> {
             "unhandled-rejections warn-with-error-code on-unhandled-rejection",
         ),
         (Op::AbortOnUncaughtException, "abort-on-uncaught-exception"),
+        (Op::PromiseCatch, "promise-catch"),
     ]
 }
 
@@ -881,6 +882,8 @@ fn arb_op() -> impl Strategy<Value = Op> {
                     uncaught_listener
                 }
             ),
+        Just(Op::AbortOnUncaughtException),
+        Just(Op::PromiseCatch),
     ]
 }
 

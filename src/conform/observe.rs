@@ -151,6 +151,13 @@ impl Renamer {
                 resource,
             });
         }
+        if let Some(pair) = text.strip_prefix("rejection handled sees ") {
+            let (execution_async_id, trigger_async_id) = self.pair(pair)?;
+            return Ok(Observation::RejectionHandled {
+                execution_async_id,
+                trigger_async_id,
+            });
+        }
         for (prefix, promise) in [
             ("promise reaction sees ", Some(true)),
             ("microtask sees ", Some(false)),

@@ -356,6 +356,13 @@ fn map_ids(o: &Observation, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Observatio
             execution_async_id: f(*execution_async_id),
             trigger_async_id: f(*trigger_async_id),
         },
+        O::RejectionHandled {
+            execution_async_id,
+            trigger_async_id,
+        } => O::RejectionHandled {
+            execution_async_id: f(*execution_async_id),
+            trigger_async_id: f(*trigger_async_id),
+        },
         O::Microtask {
             promise,
             execution_async_id,
@@ -775,6 +782,9 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::NoForceAsyncHooksChecks => self.no_force = true,
             Op::NodeVersion(_) => {}
             Op::EntryModule => self.module = true,
+            Op::PromiseCatch => {
+                return refuse(i, "promise-catch is not written into a test yet")
+            }
             Op::AbortOnUncaughtException => {
                 return refuse(
                     i,
@@ -1255,6 +1265,12 @@ impl<S: AsyncIdStack> Writer<S> {
                         id_js(*execution_async_id),
                         id_js(*trigger_async_id)
                     ));
+                }
+                Observation::RejectionHandled { .. } => {
+                    return refuse(
+                        i,
+                        "a rejectionHandled listener is not written into a test yet",
+                    )
                 }
                 Observation::CorruptedStack { abort: true, .. } => {
                     return refuse(

@@ -352,12 +352,14 @@ impl<S: AsyncIdStack> Environment<S> {
     /// unless the callback threw; then `InternalCallbackScope::Close` and the
     /// destructor's `PopAsyncCallbackScope`.
     pub(crate) fn close_scope(&mut self, threw: bool) -> Result<(), Died> {
+        if threw {
+            // The callback's throw, into the C++ that called it.
+            self.abort_at_throw()?;
+        }
         let Some(Frame::Native(mut scope)) = self.frames.pop() else {
             unreachable!("enabled checked that the innermost frame is a native scope")
         };
         if threw {
-            // The callback's throw, into the C++ that called it.
-            self.abort_at_throw()?;
             scope.failed = true;
         }
         if let (Some(_), false, false) = (scope.trampoline, scope.failed, self.is_stopping) {

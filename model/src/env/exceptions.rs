@@ -1,5 +1,6 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
+use super::microtasks::RunningMicrotask;
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind, SIGTRAP};
@@ -13,6 +14,9 @@ impl<S: AsyncIdStack> Environment<S> {
     #[inline]
     pub(super) fn exceptions_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
+            Op::UncaughtException { .. } if self.abort_inside_reaction() => {
+                Err(Refusal::AbortInsideReaction)
+            }
             Op::UncaughtException { .. } => match self.frames.last() {
                 Some(Frame::Native(_)) => Ok(()),
                 Some(Frame::Microtask { .. }) => Ok(()),
@@ -40,6 +44,23 @@ impl<S: AsyncIdStack> Environment<S> {
             },
             _ => not_in_family(op),
         }
+    }
+
+    /// `--abort-on-uncaught-exception`, and the exception is thrown in a
+    /// native scope (or JS frame) above a promise reaction's callback.
+    fn abort_inside_reaction(&self) -> bool {
+        let reaction = |f: &Frame<S>| {
+            matches!(
+                f,
+                Frame::Microtask {
+                    job: RunningMicrotask::Reaction { .. },
+                    ..
+                }
+            )
+        };
+        self.async_hooks.abort_on_uncaught_exception
+            && !matches!(self.frames.last(), Some(Frame::Microtask { .. }))
+            && self.frames.iter().any(reaction)
     }
 
     /// An exception thrown in a tick's callback leaves the frames up to

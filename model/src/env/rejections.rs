@@ -6,7 +6,8 @@
 //! (`unhandled-rejections`; `throw` by default, with the program's
 //! `unhandledRejection` listener, so that nothing throws).
 
-use super::microtasks::PromiseIds;
+use super::context_frame::ContextFrame;
+use super::microtasks::{Microtask, PromiseIds};
 use super::resources::{NativeSlot, ScopeSerial};
 use super::{not_in_family, AsyncIdStack, Died, Environment, Refusal};
 use crate::vocab::{Observation, Op, RejectionsMode, ResourceView, SIGABRT};
@@ -33,6 +34,14 @@ pub struct Rejections {
     /// process will exit with 1 after the event loop, which the model does
     /// not reach.
     pub exit_code_set: bool,
+    /// The last rejection `processPromiseRejections` reported
+    /// (`maybeUnhandledPromises`, `warned`) and no handler was attached to
+    /// since: the one `promise-catch` handles when none is pending (the
+    /// earlier reported ones are out of the trace's reach).
+    pub reported: Option<PromiseIds>,
+    /// `asyncHandledRejections`: reported rejections handled since, each a
+    /// `rejectionHandled` at the next `processPromiseRejections`.
+    pub handled_late: Vec<PromiseIds>,
 }
 
 impl Default for Rejections {
@@ -46,6 +55,8 @@ impl Default for Rejections {
             listener: true,
             uncaught_listener: false,
             exit_code_set: false,
+            reported: None,
+            handled_late: Vec::new(),
         }
     }
 }
@@ -69,6 +80,12 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(super) fn rejections_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::PromiseReject | Op::UnhandledRejections { .. } => Ok(()),
+            Op::PromiseCatch
+                if self.rejections.pending.is_empty() && self.rejections.reported.is_none() =>
+            {
+                Err(Refusal::NoRejectedPromise)
+            }
+            Op::PromiseCatch => Ok(()),
             _ => not_in_family(op),
         }
     }
@@ -78,6 +95,7 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(super) fn rejections_effect(&mut self, op: &Op) -> Result<(), Died> {
         match op {
             Op::PromiseReject => self.promise_reject(),
+            Op::PromiseCatch => self.promise_catch(),
             Op::UnhandledRejections {
                 mode,
                 listener,
@@ -111,6 +129,20 @@ impl<S: AsyncIdStack> Environment<S> {
     /// (`kPromiseRejectWithNoHandler`), as [`Self::promise_reject`] describes
     /// it: `ids` are the promise's, if it was tracked.
     pub(crate) fn reject_callback_no_handler(&mut self, ids: PromiseIds) -> Result<(), Died> {
+        self.promise_reject_callback(ids, |r| {
+            r.pending.push(ids);
+            r.has_rejection_to_warn = true;
+        })
+    }
+
+    /// `PromiseRejectCallback` (`src/node_task_queue.cc`) for a promise with
+    /// `ids`: the native push (with its CHECKs) when it has some, the JS
+    /// handler (`js`), and the pop if the id is still the current one.
+    fn promise_reject_callback(
+        &mut self,
+        ids: PromiseIds,
+        js: impl FnOnce(&mut Rejections),
+    ) -> Result<(), Died> {
         if let Some((async_id, trigger_async_id)) = ids {
             // `&promise_as_obj`: a local of PromiseRejectCallback, gone (like
             // a returned scope's storage) once it returns; popped before.
@@ -118,8 +150,7 @@ impl<S: AsyncIdStack> Environment<S> {
             self.async_hooks
                 .push_async_context(async_id, trigger_async_id, Some(slot))?;
         }
-        self.rejections.pending.push(ids);
-        self.rejections.has_rejection_to_warn = true;
+        js(&mut self.rejections);
         if let Some((async_id, _)) = ids {
             if self.async_hooks.async_id_fields.k_execution_async_id == async_id {
                 S::pop_async_context(&mut self.async_hooks, async_id)?;
@@ -136,8 +167,24 @@ impl<S: AsyncIdStack> Environment<S> {
     /// said not to (`needPop`). Whether it reported any
     /// (`maybeScheduledTicksOrMicrotasks`).
     pub(crate) fn process_promise_rejections(&mut self) -> Result<bool, Died> {
+        // `rejectionHandled` for each reported rejection handled since, in
+        // the current context; a warning (a tick) where no listener took it.
+        let handled_late = std::mem::take(&mut self.rejections.handled_late);
+        for _ in &handled_late {
+            if self.rejections.listener {
+                let fields = &self.async_hooks.async_id_fields;
+                self.out.push(Observation::RejectionHandled {
+                    execution_async_id: fields.k_execution_async_id,
+                    trigger_async_id: fields.k_trigger_async_id,
+                });
+            } else {
+                self.warning_tick();
+            }
+        }
         let pending = std::mem::take(&mut self.rejections.pending);
         for ids in &pending {
+            // `maybeUnhandledPromises.set(promise, promiseInfo)`, warned.
+            self.rejections.reported = Some(*ids);
             if let Some((async_id, trigger_async_id)) = *ids {
                 self.push_async_context_js(
                     async_id,
@@ -150,7 +197,40 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.pop_async_context_js(async_id)?;
             }
         }
-        Ok(!pending.is_empty())
+        Ok(!pending.is_empty() || !handled_late.is_empty())
+    }
+
+    /// `promise.catch(cb)` on the most recent rejected promise without a
+    /// handler: the derived promise's `init` (its parent the rejected
+    /// promise, which `trackPromise` gives ids if it had none), V8's reject
+    /// callback with `kPromiseHandlerAddedAfterReject`, whose
+    /// `handledRejection` drops a pending rejection (it is never reported)
+    /// or queues a reported one for `rejectionHandled`
+    /// (`asyncHandledRejections`, `setHasRejectionToWarn(true)`); then the
+    /// reaction job, `cb`, queued.
+    pub(crate) fn promise_catch(&mut self) -> Result<(), Died> {
+        let pending = !self.rejections.pending.is_empty();
+        let mut ids = match (self.rejections.pending.last(), self.rejections.reported) {
+            (Some(ids), _) => *ids,
+            (None, Some(ids)) => ids,
+            (None, None) => unreachable!("enabled checked that a rejected promise is left"),
+        };
+        let derived = self.promise_init(Some(&mut ids));
+        self.promise_reject_callback(ids, |r| {
+            if pending {
+                r.pending.pop();
+            } else {
+                r.reported = None;
+                r.handled_late.push(ids);
+                r.has_rejection_to_warn = true;
+            }
+        })?;
+        self.microtasks.queue.push_back(Microtask::Reaction {
+            promise: derived,
+            body: false,
+            context_frame: ContextFrame::clone(&self.context_frame),
+        });
+        Ok(())
     }
 
     /// The handler of `--unhandled-rejections` (`throwUnhandledRejectionsMode`

@@ -139,6 +139,14 @@ pub enum Observation {
         /// `triggerAsyncId()` inside it.
         trigger_async_id: AsyncId,
     },
+    /// The program's `rejectionHandled` listener ran for a rejection handled
+    /// after it was reported (`processPromiseRejections`), seeing these ids.
+    RejectionHandled {
+        /// `executionAsyncId()` inside it.
+        execution_async_id: AsyncId,
+        /// `triggerAsyncId()` inside it.
+        trigger_async_id: AsyncId,
+    },
     /// A microtask ran (a `queueMicrotask` callback, or a promise
     /// reaction when `promise`), seeing these ids.
     Microtask {
@@ -305,6 +313,13 @@ impl fmt::Display for Observation {
             } => write!(
                 f,
                 "unhandled rejection sees [{execution_async_id}, {trigger_async_id}]"
+            ),
+            Observation::RejectionHandled {
+                execution_async_id,
+                trigger_async_id,
+            } => write!(
+                f,
+                "rejection handled sees [{execution_async_id}, {trigger_async_id}]"
             ),
             Observation::Microtask {
                 promise,

@@ -192,6 +192,12 @@ pub enum Op {
     /// which the next `processTicksAndRejections` reports to the program's
     /// `unhandledRejection` listener (which records what it sees).
     PromiseReject,
+    /// `promise.catch(cb)` on the most recent rejected promise that has no
+    /// handler (a `promise-reject`'s, or a reaction's derived promise that a
+    /// throw rejected): `handledRejection`, and `cb` records what it sees as
+    /// a promise reaction. Once reported, the rejection is then handled late:
+    /// the next `processPromiseRejections` emits `rejectionHandled`.
+    PromiseCatch,
     /// `queueMicrotask(cb)` where `cb` does things: when the microtask runs
     /// (in a microtask checkpoint: an outermost `close`, the end of a tick
     /// run, a `tick-callback`), after its `microtask sees ..` observation,
@@ -476,6 +482,7 @@ op_kinds! {
     // Issue 25: `--unhandled-rejections` and the program's listeners.
     UnhandledRejections = "unhandled-rejections" => header(Rejections),
     AbortOnUncaughtException = "abort-on-uncaught-exception" => header(Process),
+    PromiseCatch = "promise-catch" => js(Rejections),
 }
 
 impl OpKind {
@@ -573,6 +580,7 @@ impl Op {
             Op::QueueMicrotask => OpKind::QueueMicrotask,
             Op::PromiseThen => OpKind::PromiseThen,
             Op::PromiseReject => OpKind::PromiseReject,
+            Op::PromiseCatch => OpKind::PromiseCatch,
             Op::QueueMicrotaskBody => OpKind::QueueMicrotaskBody,
             Op::PromiseThenBody => OpKind::PromiseThenBody,
             Op::EndMicrotask => OpKind::EndMicrotask,
@@ -658,6 +666,7 @@ impl Op {
             | Op::QueueMicrotask
             | Op::PromiseThen
             | Op::PromiseReject
+            | Op::PromiseCatch
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
             | Op::EndMicrotask
@@ -807,6 +816,7 @@ impl fmt::Display for Op {
             | Op::QueueMicrotask
             | Op::PromiseThen
             | Op::PromiseReject
+            | Op::PromiseCatch
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
             | Op::EndMicrotask => f.write_str(k.name()),
@@ -911,6 +921,7 @@ impl Op {
             OpKind::QueueMicrotask => Op::QueueMicrotask,
             OpKind::PromiseThen => Op::PromiseThen,
             OpKind::PromiseReject => Op::PromiseReject,
+            OpKind::PromiseCatch => Op::PromiseCatch,
             OpKind::QueueMicrotaskBody => Op::QueueMicrotaskBody,
             OpKind::PromiseThenBody => Op::PromiseThenBody,
             OpKind::EndMicrotask => Op::EndMicrotask,

@@ -200,23 +200,32 @@ function listenForRejections() {
   if (!rejectionListener && wantsRejectionListener) {
     rejectionListener = true;
     process.on('unhandledRejection', () => see(`unhandled rejection sees ${ids()}`));
+    process.on('rejectionHandled', () => see(`rejection handled sees ${ids()}`));
   }
 }
+// The rejected promises no handler was attached to, most recent last:
+// `promise-catch` handles the last.
+const rejected = [];
 function rejectUnhandled() {
   listenForRejections();
-  Promise.reject(0);
+  rejected.push(Promise.reject(0));
+}
+function catchRejected() {
+  const cb = () => see(`promise reaction sees ${ids()}`);
+  rejected.pop().catch(cb);
 }
 // A microtask with a body: its callback writes what it sees, then runs the
 // ops up to its `end-microtask` as a frame, inside whatever ran the
 // checkpoint (a close, `tick-callback`, the `end-tick` of a tick, the
 // `end-microtask` of the microtask before).
 function microtaskBody(promise) {
+  let derived;
   const cb = () => {
     see(`${promise ? 'promise reaction' : 'microtask'} sees ${ids()}`);
-    bodyFrame(promise ? 'reaction' : 'body');
+    bodyFrame(promise ? 'reaction' : 'body', derived);
   };
   if (promise) {
-    Promise.resolve().then(cb);
+    derived = Promise.resolve().then(cb);
   } else {
     queueMicrotask(cb);
   }
@@ -435,9 +444,11 @@ function takeClose(self) {
 // The body of a tick's or a microtask's callback. When an uncaught exception
 // ended the main script before its close ran, the callback runs in that
 // close (StartExecution's scope closing): the close is done.
-function bodyFrame(kind = 'body') {
+function bodyFrame(kind = 'body', derived = undefined) {
   if (mainFrame.ended) takeClose(mainFrame);
-  frame(record(kind));
+  const f = record(kind);
+  f.derived = derived; // a reaction's derived promise
+  frame(f);
 }
 
 function callbackScope(i, t) {
@@ -479,6 +490,7 @@ function plain(i, t, self) {
     case 'queue-microtask': microtask(false); break;
     case 'promise-then': microtask(true); break;
     case 'promise-reject': rejectUnhandled(); break;
+    case 'promise-catch': catchRejected(); break;
     case 'queue-microtask-body': microtaskBody(false); break;
     case 'promise-then-body': microtaskBody(true); break;
     case 'tick-callback': process._tickCallback(); break;
@@ -504,6 +516,7 @@ function plain(i, t, self) {
         // It rejects the reaction's derived promise, reported later to
         // the unhandledRejection listener: no uncaught-exception handler.
         listenForRejections();
+        rejected.push(self.derived);
         throw new Error('scopecheck: thrown in a reaction');
       }
       uncaught(t[1] === 'handled');
