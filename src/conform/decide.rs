@@ -207,8 +207,8 @@ impl Decider {
                 "entry-module says how the process starts (an .mjs entry): once, before every other op (but no-force-async-hooks-checks)".to_string(),
             ),
             Op::AbortOnUncaughtException | Op::EntryModule
-                if (self.module_entry && !ops_module(op))
-                    || (ops_module(op) && env.async_hooks.abort_on_uncaught_exception) =>
+                if (self.module_entry && *op == Op::AbortOnUncaughtException)
+                    || (*op == Op::EntryModule && env.async_hooks.abort_on_uncaught_exception) =>
             {
                 Some("--abort-on-uncaught-exception with an ES module entry: node exits with 1 there instead of aborting (the module's evaluation is a promise), which the model does not describe".to_string())
             }
@@ -432,11 +432,6 @@ fn unsafe_id(op: &Op) -> Option<String> {
 fn queues_a_job(op: &Op) -> bool {
     let facts = op.kind().facts();
     matches!(facts.family, Family::Microtasks | Family::Rejections) && facts.runs_js
-}
-
-/// `op` is the ES module entry.
-fn ops_module(op: &Op) -> bool {
-    matches!(op, Op::EntryModule)
 }
 
 #[cfg(test)]
