@@ -30,10 +30,6 @@ pub struct Rejections {
     /// The program has an `uncaughtException` listener: given by the
     /// header, then whatever the last `uncaught-exception` said.
     pub uncaught_listener: bool,
-    /// `process.exitCode = kGenericUserError` (`warn-with-error-code`): the
-    /// process will exit with 1 after the event loop, which the model does
-    /// not reach.
-    pub exit_code_set: bool,
     /// The last rejection `processPromiseRejections` reported
     /// (`maybeUnhandledPromises`, `warned`) and no handler was attached to
     /// since: the one `promise-catch` handles when none is pending (the
@@ -54,7 +50,6 @@ impl Default for Rejections {
             mode: RejectionsMode::Throw,
             listener: true,
             uncaught_listener: false,
-            exit_code_set: false,
             reported: None,
             handled_late: Vec::new(),
         }
@@ -272,8 +267,10 @@ impl<S: AsyncIdStack> Environment<S> {
             }
             RejectionsMode::WarnWithErrorCode => {
                 if !self.emit_unhandled_rejection() {
+                    // `process.exitCode = 1`: the process ends with 1 after
+                    // the event loop, which the model does not reach; no
+                    // state here, since no answer reads it.
                     self.emit_unhandled_rejection_warning();
-                    self.rejections.exit_code_set = true;
                 }
                 Ok(true)
             }
