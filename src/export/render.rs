@@ -54,6 +54,9 @@ const ESM_NO_PROMISE_HOOKS: [&str; 3] = [
 /// How far the second run moves the id counter.
 const SHIFT: AsyncId = 1_000_000_000;
 
+/// The largest id a test writes as a number and takes Node's ids up to.
+const MAX_TAKEN: AsyncId = 1_000_000;
+
 /// The checks of a test that deletes a scope out of order
 /// (`binding.deleteCallbackScope`): they report a mismatch and set the exit
 /// code, and throw nothing.
@@ -1526,6 +1529,16 @@ pub fn render<S: AsyncIdStack>(
                 .push(Item::Line("assert.deepStrictEqual(calls, []);".to_string()));
         }
     }
+    if let Some(m) = w
+        .literals
+        .last()
+        .filter(|&&m| m > MAX_TAKEN && !w.handed.is_empty())
+    {
+        return refuse(
+            0,
+            format!("id {m} is written as a number: too large to take Node's ids up to it"),
+        );
+    }
     Ok(w.finish(comment))
 }
 
@@ -1611,11 +1624,17 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         let quiet = quiet && (body.contains("expectSame(") || body.contains("expectDeep("));
         let first_id = body.contains("firstId");
+        // Node's ids must not equal the test's own numbers by chance: the
+        // model's second run (its counter moved) says the expectations
+        // hold when they differ, so the test takes ids up to its largest.
+        let top_literal =
+            (self.literals.iter().copied().max()).filter(|&m| m >= 2 && !self.handed.is_empty());
+        let takes_ids = first_id || top_literal.is_some();
         // An AsyncResource's frame is set by the test (`async-resource`).
         let captures = !self.captured.is_empty();
         let mut flags = Vec::new();
         let internal = !self.from_internal.is_empty()
-            || first_id
+            || takes_ids
             || self.uses_symbol
             || self.uses_rias
             || captures
@@ -1667,6 +1686,19 @@ impl<S: AsyncIdStack> Writer<S> {
                 ").find((s) => s.description === 'context_frame');",
                 &mut decls,
             );
+        }
+        if let Some(m) = top_literal {
+            d(
+                &format!(
+                    "// Node's ids start above {m}, the largest id the test writes as a number,"
+                ),
+                &mut decls,
+            );
+            d(
+                "// so that none of them is one of the test's by chance.",
+                &mut decls,
+            );
+            d(&format!("while (newAsyncId() < {m});"), &mut decls);
         }
         if first_id {
             d(
@@ -1856,7 +1888,7 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         let mut from_internal: BTreeSet<String> =
             self.from_internal.iter().map(|s| s.to_string()).collect();
-        if first_id {
+        if takes_ids {
             from_internal.insert("newAsyncId".to_string());
         }
         if self.uses_symbol || self.uses_rias {
@@ -2206,6 +2238,29 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(t.source.contains("assert.strictEqual(newAsyncId(), firstId);\nemitBefore(firstId, 1);\nassert.strictEqual(executionAsyncId(), firstId);\nemitAfter(firstId);"), "{}", t.source);
+        assert!(!t.source.contains("while (newAsyncId()"), "{}", t.source);
+    }
+
+    #[test]
+    fn node_ids_are_taken_past_the_traces_own_numbers() {
+        // The tick's id must not be 2 (the trace's number) by chance: the
+        // test takes ids up to 2 before its first.
+        let t = write(
+            "emit-before 2 1\nnext-tick\nemit-after 2\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(t.source.contains("while (newAsyncId() < 2);\n// Ids Node hands out from here on: firstId, firstId + 1, ...\nconst firstId = newAsyncId() + 1;\n"), "{}", t.source);
+        // A number too large to take ids up to: not written.
+        let e = write(
+            "emit-before 2000000 1\nnext-tick\nemit-after 2000000\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_err();
+        assert!(
+            e.reason.contains("id 2000000 is written as a number"),
+            "{e:?}"
+        );
     }
 
     #[test]
