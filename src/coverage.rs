@@ -192,6 +192,10 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "rejection-thrown-with-lazy",
         "process._tickCallback() reports a rejection as an uncaught exception (--unhandled-rejections strict, or throw without a listener), handled, while a lazy scope is open",
     ),
+    (
+        "tick-threw-in-microtask-with-lazy",
+        "a tick that process._tickCallback() ran in a microtask's callback threw, out of that callback (its emitAfter skipped, its entry left on the stack), while a lazy scope is open",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -266,11 +270,12 @@ pub mod situation {
     // Issue 25: exceptions and checkpoints.
     pub const MICROTASK_THREW_WITH_LAZY: usize = 45;
     pub const REJECTION_THROWN_WITH_LAZY: usize = 46;
+    pub const TICK_THREW_IN_MICROTASK_WITH_LAZY: usize = 47;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 47;
+pub const SITUATION_COUNT: usize = 48;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -385,6 +390,9 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
         && before.js_running()
     {
         sink.hit(s::TICK_THREW);
+        if lazies && before.catching_microtask().is_some() {
+            sink.hit(s::TICK_THREW_IN_MICROTASK_WITH_LAZY);
+        }
     }
     if let Op::UncaughtException { handled: true } = op {
         let callback = matches!(
@@ -931,6 +939,10 @@ mod tests {
             ),
             (s::MICROTASK_THREW_WITH_LAZY, "microtask-threw-with-lazy"),
             (s::REJECTION_THROWN_WITH_LAZY, "rejection-thrown-with-lazy"),
+            (
+                s::TICK_THREW_IN_MICROTASK_WITH_LAZY,
+                "tick-threw-in-microtask-with-lazy",
+            ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

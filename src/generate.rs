@@ -374,6 +374,14 @@ impl CaseGen {
         if after_reject && eager.rejections.throws() && self.ratio(3, 4) {
             return Some(Op::TickCallback);
         }
+        // In a queueMicrotask callback's body with no hook on: a tick with a
+        // body, process._tickCallback() to run it there, and a throw in it,
+        // which leaves the callback (tick-threw-in-microtask-with-lazy).
+        if f.k_totals == 0 {
+            if let Some(op) = self.tick_throw_in_callback(eager) {
+                return Some(op);
+            }
+        }
         // A reaction queued in the outermost scope with promise hooks on:
         // its close runs it in its checkpoint (promise-hooks-at-outermost-close).
         if eager.async_callback_scope_depth == 1
@@ -416,6 +424,29 @@ impl CaseGen {
             }
         }
         None
+    }
+
+    /// The next step of a tick that throws out of a queueMicrotask
+    /// callback's body, each now and then (see [`Self::steer`]).
+    fn tick_throw_in_callback(&mut self, eager: &Eager) -> Option<Op> {
+        match eager.frames.last()? {
+            Frame::Microtask {
+                job: RunningMicrotask::Callback { .. },
+                ..
+            } => {
+                if eager.ticks.queue.iter().any(|t| t.body) {
+                    self.ratio(1, 2).then_some(Op::TickCallback)
+                } else {
+                    self.ratio(1, 6).then_some(Op::NextTickBody)
+                }
+            }
+            Frame::Tick { .. } if eager.catching_microtask().is_some() => {
+                let handled = self.ratio(1, 2);
+                self.ratio(1, 2)
+                    .then_some(Op::UncaughtException { handled })
+            }
+            _ => None,
+        }
     }
 
     /// When no swarm weight applies: end the innermost frame, or open a scope.

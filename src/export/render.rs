@@ -258,9 +258,10 @@ struct Writer<S: AsyncIdStack> {
     module: bool,
     /// The keys `binding.heapCallbackScope` has handed out (`close-outer`).
     heap_scopes: usize,
-    /// The op being written throws in a microtask's callback (a
-    /// `queueMicrotask` callback or a promise reaction): it ends the job.
-    threw_in_microtask: bool,
+    /// The op being written throws into a microtask's callback (a
+    /// `queueMicrotask` callback or a promise reaction, at this index of
+    /// the model's frames, or a tick run there): it ends the job.
+    threw_in_microtask: Option<usize>,
     /// The test ran `stop`: it runs in a Worker, whose `process.exit()`
     /// stopped its environment; nothing after it is written.
     stopped: bool,
@@ -1069,25 +1070,28 @@ impl<S: AsyncIdStack> Writer<S> {
                         self.push("// MakeCallback made from the event loop.");
                         self.push("binding.reportUncaught();");
                     }
-                    // Thrown in a promise reaction's callback: it rejects
-                    // the derived promise, which the test's
-                    // `unhandledRejection` listener sees later.
-                    Some(Frame::Microtask {
-                        job: RunningMicrotask::Reaction { .. },
-                        ..
-                    }) => {
-                        self.threw_in_microtask = true;
-                        self.rejects = true;
-                        self.push("throw new Error('rejects the derived promise');");
-                        return Ok(());
+                    Some(Frame::Microtask { .. } | Frame::Tick { .. }) => {
+                        self.threw_in_microtask = self.a.catching_microtask();
+                        // Thrown into a promise reaction's callback: it
+                        // rejects the derived promise, which the test's
+                        // `unhandledRejection` listener sees later.
+                        let job = self.threw_in_microtask.map(|m| &self.a.frames[m]);
+                        if let Some(Frame::Microtask {
+                            job: RunningMicrotask::Reaction { .. },
+                            ..
+                        }) = job
+                        {
+                            self.rejects = true;
+                            self.push("throw new Error('rejects the derived promise');");
+                            return Ok(());
+                        }
+                        // Into a queueMicrotask callback: reported once the
+                        // job is over, and the checkpoint goes on. Out of a
+                        // tick run by a `Close` or a native scope's
+                        // `_tickCallback()`: the frames up to there end
+                        // (`follow_frames`).
                     }
-                    // Thrown in a tick's callback: the frames up to the
-                    // `Close` that ran it, or the scope that called
-                    // `_tickCallback()`, end (`follow_frames`).
-                    // Thrown in a queueMicrotask callback: reported once
-                    // the job is over, and the checkpoint goes on.
-                    Some(Frame::Microtask { .. }) => self.threw_in_microtask = true,
-                    Some(Frame::Native(_) | Frame::Tick { .. }) => {}
+                    Some(Frame::Native(_)) => {}
                     _ => return refuse(i, "an uncaught exception thrown in a JS frame"),
                 }
                 if self.frames.len() == 1
@@ -1384,7 +1388,7 @@ pub fn render<S: AsyncIdStack>(
         captured: BTreeSet::new(),
         module: false,
         heap_scopes: 0,
-        threw_in_microtask: false,
+        threw_in_microtask: None,
         stopped: false,
     };
     for (i, op) in ops.iter().enumerate() {
@@ -1556,11 +1560,12 @@ impl<S: AsyncIdStack> Writer<S> {
             return Ok(());
         } else if ends_frame(op) || matches!(op, Op::CloseOuter { .. }) {
             before - 1
-        } else if matches!(op, Op::UncaughtException { .. }) && self.threw_in_microtask {
-            // A microtask callback's exception ends its job: the next job's
-            // callback, if the checkpoint runs one, is a new frame.
-            self.threw_in_microtask = false;
-            before - 1
+        } else if let (Op::UncaughtException { .. }, Some(m)) = (op, self.threw_in_microtask) {
+            // An exception into a microtask's callback ends its job: the
+            // next job's callback, if the checkpoint runs one, is a new
+            // frame.
+            self.threw_in_microtask = None;
+            m
         } else if matches!(op, Op::UncaughtException { .. }) {
             // A tick's exception ends the frames up to where it is reported.
             after.min(before)
@@ -2318,6 +2323,20 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(t.source.contains("process.on('unhandledRejection', common.mustCall(() => {\n  calls.push(['unhandledRejection', executionAsyncId(), triggerAsyncId()]);\n}));"), "{}", t.source);
         assert!(t.source.contains("  Promise.reject(new Error('rejected'));\n  process._tickCallback();\n  assert.deepStrictEqual(calls.splice(0), [\n    ['unhandledRejection', 5, 1],\n  ]);\n  assert.strictEqual(executionAsyncId(), 5);"), "{}", t.source);
+    }
+
+    #[test]
+    fn a_tick_that_throws_into_a_reaction_rejects_its_promise_and_the_next_job_runs() {
+        let t = write(
+            "callback-scope 5 1 R1\n  promise-then-body\n  queue-microtask-body\n  tick-callback\n  next-tick-body\n  tick-callback\n  uncaught-exception handled\n  execution-async-id\n  end-microtask\n  execution-async-id\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        // The tick's throw is the reaction's: no uncaughtException listener.
+        assert!(t.source.contains("        assert.strictEqual(triggerAsyncId(), 5);\n        throw new Error('rejects the derived promise');\n      }));\n      process._tickCallback();\n    }));"), "{}", t.source);
+        assert!(!t.source.contains("uncaughtException"), "{}", t.source);
+        // The next job's read is in its own callback, the scope's after it.
+        assert!(t.source.contains("    queueMicrotask(common.mustCall(() => {\n      assert.strictEqual(executionAsyncId(), firstId);\n      assert.strictEqual(triggerAsyncId(), 5);\n      assert.strictEqual(executionAsyncId(), firstId);\n    }));\n    process._tickCallback();\n    assert.deepStrictEqual(calls.splice(0), [\n      ['unhandledRejection', firstId, 5],\n    ]);\n    assert.strictEqual(executionAsyncId(), firstId);"), "{}", t.source);
     }
 
     #[test]

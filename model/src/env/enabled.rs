@@ -122,8 +122,6 @@ pub enum Refusal<'op> {
     HookMissing(HookId),
     /// `queue-microtask` whose `AsyncResource` would throw for its trigger.
     MicrotaskTriggerInvalid(AsyncId),
-    /// An exception that would leave a microtask's callback.
-    ThrowLeavesMicrotask,
     /// `uncaught-exception` with a JS frame innermost.
     ThrowInsideJsFrame(FrameName),
     /// An op that ends a frame of one sort while another is innermost.
@@ -206,9 +204,6 @@ impl fmt::Display for Refusal<'_> {
                 f,
                 "queue-microtask: queueMicrotask makes an AsyncResource('Microtask') here, whose constructor throws ERR_INVALID_ASYNC_ID for its trigger getDefaultTriggerAsyncId() = {trigger} (below -1); the model has no op that throws (write `uncaught-exception` for the throw)"
             ),
-            Refusal::ThrowLeavesMicrotask => f.write_str(
-                "uncaught-exception in a tick's callback run inside a microtask's callback: where the exception goes (through processTicksAndRejections, out of the microtask) is not described by the model (end the tick with end-tick)",
-            ),
             Refusal::ThrowInsideJsFrame(frame) => write!(
                 f,
                 "uncaught-exception: the exception reaches the native scope (or the tick callback) only after the JS frames around it end; the innermost frame is {frame}"
@@ -264,7 +259,6 @@ impl Refusal<'_> {
             | Refusal::ResetGlobalOnV20(_)
             | Refusal::TimersInsideScope
             | Refusal::MicrotaskTriggerInvalid(_)
-            | Refusal::ThrowLeavesMicrotask
             | Refusal::ThrowInsideJsFrame(_)
             | Refusal::NotInnermost(..)
             | Refusal::NothingOpen(_) => false,

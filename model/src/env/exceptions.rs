@@ -8,9 +8,7 @@ use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind, SIGTRAP};
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
     /// [`Environment::enabled`] asks of every op (the throw is JavaScript):
-    /// it reaches a native scope, a tick's callback or a microtask's
-    /// callback, and a tick's callback leaves no microtask's callback (the
-    /// model does not describe that).
+    /// in a native scope's, a tick's or a microtask's callback.
     #[inline]
     pub(super) fn exceptions_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
@@ -20,7 +18,7 @@ impl<S: AsyncIdStack> Environment<S> {
             Op::UncaughtException { .. } => match self.frames.last() {
                 Some(Frame::Native(_)) => Ok(()),
                 Some(Frame::Microtask { .. }) => Ok(()),
-                Some(Frame::Tick { .. }) => self.tick_throw_stays_out_of_microtasks(),
+                Some(Frame::Tick { .. }) => Ok(()),
                 Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
                 None => Err(Refusal::NothingOpen(OpKind::UncaughtException)),
             },
@@ -47,7 +45,8 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// `--abort-on-uncaught-exception`, and the exception is thrown in a
-    /// native scope (or JS frame) above a promise reaction's callback.
+    /// native scope (or JS frame, or a tick run there) above a promise
+    /// reaction's callback.
     fn abort_inside_reaction(&self) -> bool {
         let reaction = |f: &Frame<S>| {
             matches!(
@@ -59,26 +58,28 @@ impl<S: AsyncIdStack> Environment<S> {
             )
         };
         self.async_hooks.abort_on_uncaught_exception
-            && !matches!(self.frames.last(), Some(Frame::Microtask { .. }))
+            && self.catching_microtask().is_none()
             && self.frames.iter().any(reaction)
     }
 
-    /// An exception thrown in a tick's callback leaves the frames up to
-    /// where it is reported (the `Close` that ran the tick, or a native
-    /// scope); the model refuses it when one of them is a microtask's.
-    fn tick_throw_stays_out_of_microtasks(&self) -> Result<(), Refusal<'static>> {
-        for frame in self.frames.iter().rev() {
+    /// Where an exception thrown in the innermost frame is caught: it
+    /// leaves tick callbacks run by `process._tickCallback()` and JS frames
+    /// until a microtask's callback (its index in the frames: the job takes
+    /// it, [`Self::microtask_threw`]) or the `Close` that ran the ticks or a
+    /// native scope's callback (`None`).
+    pub fn catching_microtask(&self) -> Option<usize> {
+        for (i, frame) in self.frames.iter().enumerate().rev() {
             match frame {
-                Frame::Microtask { .. } => return Err(Refusal::ThrowLeavesMicrotask),
+                Frame::Microtask { .. } => return Some(i),
                 Frame::Tick {
                     run: TickRun::Close(_),
                     ..
                 }
-                | Frame::Native(_) => break,
+                | Frame::Native(_) => return None,
                 _ => {}
             }
         }
-        Ok(())
+        None
     }
 }
 
@@ -86,13 +87,13 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `--abort-on-uncaught-exception`: V8 aborts as the exception is thrown
     /// (`Isolate::Throw`, when it predicts no JavaScript catch, or only
     /// C++'s, and node's `ShouldAbortOnUncaughtException` agrees), before
-    /// any `finally` or handler runs. Not in a microtask's callback: a
+    /// any `finally` or handler runs. Not when a microtask's callback is
+    /// where it goes ([`Self::catching_microtask`]): a
     /// promise reaction's promise catches what it throws, and V8's microtask
     /// runner reports a `queueMicrotask` callback's after the job's `finally`
     /// blocks ([`Self::microtask_threw`]).
     pub(crate) fn abort_at_throw(&self) -> Result<(), Died> {
-        let microtask = matches!(self.frames.last(), Some(Frame::Microtask { .. }));
-        if self.async_hooks.abort_on_uncaught_exception && !microtask {
+        if self.async_hooks.abort_on_uncaught_exception && self.catching_microtask().is_none() {
             return Err(Died(Observation::Aborted(SIGTRAP)));
         }
         Ok(())

@@ -280,8 +280,8 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `process._tickCallback()`, the exception goes on through that JS:
     /// the `finally` blocks of the frames it leaves run (an enclosing tick
     /// throws in turn) until it reaches a native scope, where it is reported
-    /// as any exception there (`on_global_uncaught_exception`). No frame it
-    /// leaves is a microtask's (`enabled` refuses that).
+    /// as any exception there (`on_global_uncaught_exception`), or a
+    /// microtask's callback, which throws it as its own (`microtask_threw`).
     pub(crate) fn tick_threw(&mut self, handled: bool) -> Result<(), Died> {
         loop {
             match self.frames.pop() {
@@ -319,8 +319,11 @@ impl<S: AsyncIdStack> Environment<S> {
                     self.frames.push(native);
                     return self.on_global_uncaught_exception(handled);
                 }
-                Some(Frame::Microtask { .. }) => {
-                    unreachable!("enabled checked that no microtask frame is left by the exception")
+                Some(microtask @ Frame::Microtask { .. }) => {
+                    // `process._tickCallback()` ran the tick in a microtask's
+                    // callback: the exception goes on out of that callback.
+                    self.frames.push(microtask);
+                    return self.microtask_threw(handled);
                 }
                 None => unreachable!("JavaScript runs only inside a native scope or a Close"),
             }

@@ -222,7 +222,7 @@ function microtaskBody(promise) {
   let derived;
   const cb = () => {
     see(`${promise ? 'promise reaction' : 'microtask'} sees ${ids()}`);
-    bodyFrame(promise ? 'reaction' : 'body', derived);
+    bodyFrame(promise ? 'reaction' : 'microtask', derived);
   };
   if (promise) {
     derived = Promise.resolve().then(cb);
@@ -441,7 +441,7 @@ function takeClose(self) {
   }
 }
 
-// The body of a tick's or a microtask's callback. When an uncaught exception
+// The body of a tick's ('body') or a microtask's callback. When an uncaught exception
 // ended the main script before its close ran, the callback runs in that
 // close (StartExecution's scope closing): the close is done.
 function bodyFrame(kind = 'body', derived = undefined) {
@@ -508,19 +508,21 @@ function plain(i, t, self) {
       assign(plan.ids[i], v);
       break;
     }
-    case 'uncaught-exception':
+    case 'uncaught-exception': {
       // Reported while the make-callback is open, as for a MakeCallback
       // from the event loop, where no JS frame catches it.
       if (self.kind === 'make-callback') addon.reportUncaught();
-      if (self.kind === 'reaction') {
+      const at = catcher(self);
+      if (at.kind === 'reaction') {
         // It rejects the reaction's derived promise, reported later to
         // the unhandledRejection listener: no uncaught-exception handler.
         listenForRejections();
-        rejected.push(self.derived);
+        rejected.push(at.derived);
         throw new Error('scopecheck: thrown in a reaction');
       }
       uncaught(t[1] === 'handled');
       break;
+    }
     case 'clear-async-id-stack': iah.clearAsyncIdStack(); break;
     case 'reset-global': addon.resetGlobal(num(t[1])); break;
     case 'async-resource': captureFrame(num(t[1])); break;
@@ -543,7 +545,27 @@ function plain(i, t, self) {
 // end of the trace. An N-API scope closed out of order (`early`) returns as
 // soon as the frames inside it have ended: the ops after them belong to the
 // frame around it.
+const open = []; // the frames running now, innermost last
+
+// Where an exception thrown in frame `self` goes: out of the tick callbacks
+// that process._tickCallback() ran and the JS frames around them, to the
+// frame that called it (model/src/env/exceptions.rs, caught_by_microtask).
+function catcher(self) {
+  let k = open.lastIndexOf(self);
+  while (k > 0 && self.kind === 'body' && (open[k].kind === 'body' || open[k].kind === 'js')) k--;
+  return open[k];
+}
+
 function frame(self) {
+  open.push(self);
+  try {
+    frameOps(self);
+  } finally {
+    open.pop();
+  }
+}
+
+function frameOps(self) {
   while (pc < S.length) {
     if (self.early) return;
     const [i, line] = nextOp();
