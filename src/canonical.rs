@@ -97,7 +97,7 @@ fn frame<S: AsyncIdStack>(fr: &mut Frame<S>, f: &mut IdVisitor) {
         Frame::DefaultTriggerScope {
             old_default_trigger_async_id,
         } => f(old_default_trigger_async_id),
-        Frame::AlsRun { .. } => {}
+        Frame::AlsRun { .. } | Frame::Listener => {}
         Frame::Tick { tick, run, .. } => {
             f(&mut tick.async_id);
             f(&mut tick.trigger_async_id);

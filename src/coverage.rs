@@ -196,6 +196,10 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "tick-threw-in-microtask-with-lazy",
         "a tick that process._tickCallback() ran in a microtask's callback threw, out of that callback (its emitAfter skipped, its entry left on the stack), while a lazy scope is open",
     ),
+    (
+        "listener-opens-lazy-with-lazy",
+        "a lazy scope opened in the uncaughtException listener (before the handler's after loop and clear) while another lazy scope is open",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -271,11 +275,12 @@ pub mod situation {
     pub const MICROTASK_THREW_WITH_LAZY: usize = 45;
     pub const REJECTION_THROWN_WITH_LAZY: usize = 46;
     pub const TICK_THREW_IN_MICROTASK_WITH_LAZY: usize = 47;
+    pub const LISTENER_OPENS_LAZY_WITH_LAZY: usize = 48;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 48;
+pub const SITUATION_COUNT: usize = 49;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -338,7 +343,11 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
             sink.hit(s::RUN_IN_ASYNC_SCOPE_FINALLY_ONLY_LAZY);
         }
     }
-    if let Op::UncaughtException { handled: true } = op {
+    // The handler's after loop and clear: at the throw, or once the
+    // listener returns.
+    let unwinds = matches!(op, Op::UncaughtException { handled: true })
+        || (matches!(op, Op::EndListener) && !before.is_stopping);
+    if unwinds {
         if lazies && ah.fields.k_after > 0 {
             sink.hit(s::UNCAUGHT_UNWIND_LAZY);
         }
@@ -574,6 +583,11 @@ pub fn classify_after<S: LazyStore>(
                 );
                 if outer_has_eager {
                     sink.hit(s::LAZY_IN_EAGER);
+                }
+                if outer().any(|f| matches!(f, Frame::Listener))
+                    && outer().any(|f| matches!(f, Frame::Native(s) if s.entered == Path::Lazy))
+                {
+                    sink.hit(s::LISTENER_OPENS_LAZY_WITH_LAZY);
                 }
             } else if scope.pushed_ids {
                 let outer_has_lazy =
@@ -942,6 +956,10 @@ mod tests {
             (
                 s::TICK_THREW_IN_MICROTASK_WITH_LAZY,
                 "tick-threw-in-microtask-with-lazy",
+            ),
+            (
+                s::LISTENER_OPENS_LAZY_WITH_LAZY,
+                "listener-opens-lazy-with-lazy",
             ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);

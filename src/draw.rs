@@ -140,6 +140,8 @@ pub const fn weights(kind: OpKind) -> Weight {
         // Drawn by the generator's steer only (it ends a case at its first
         // uncaught exception).
         K::AbortOnUncaughtException => weight(0, Other, 1),
+        K::UncaughtExceptionListener => weight(1, Other, 1),
+        K::EndListener => weight(8, EndsJs, 8),
     }
 }
 
@@ -255,6 +257,8 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         OpKind::AsyncResource => Op::AsyncResource(resource(c)),
         OpKind::NextTickBody => Op::NextTickBody,
         OpKind::EndTick => Op::EndTick,
+        OpKind::UncaughtExceptionListener => Op::UncaughtExceptionListener,
+        OpKind::EndListener => Op::EndListener,
         OpKind::QueueMicrotask => Op::QueueMicrotask,
         OpKind::PromiseThen => Op::PromiseThen,
         OpKind::PromiseReject => Op::PromiseReject,
@@ -352,7 +356,7 @@ fn id<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> AsyncId {
                     old_default_trigger_async_id,
                 } => *old_default_trigger_async_id,
                 Frame::Tick { tick, .. } => tick.async_id,
-                Frame::Microtask { .. } => f.k_execution_async_id,
+                Frame::Microtask { .. } | Frame::Listener => f.k_execution_async_id,
             },
         },
         7 => {

@@ -49,7 +49,7 @@ pub const MAX_PHASES: usize = 5;
 /// How much likelier `uncaught-exception` is in a `queueMicrotask`
 /// callback's body than elsewhere: enough for `microtask-threw-with-lazy`
 /// to be met in 1 % of the default check's cases.
-const MICROTASK_THROW_FACTOR: u32 = 24;
+const MICROTASK_THROW_FACTOR: u32 = 32;
 
 /// One phase of a case: the kinds it uses and how often, and how deep it
 /// builds the stack.
@@ -435,14 +435,14 @@ impl CaseGen {
                 ..
             } => {
                 if eager.ticks.queue.iter().any(|t| t.body) {
-                    self.ratio(1, 2).then_some(Op::TickCallback)
+                    self.ratio(3, 4).then_some(Op::TickCallback)
                 } else {
-                    self.ratio(1, 6).then_some(Op::NextTickBody)
+                    self.ratio(1, 8).then_some(Op::NextTickBody)
                 }
             }
             Frame::Tick { .. } if eager.catching_microtask().is_some() => {
                 let handled = self.ratio(1, 2);
-                self.ratio(1, 2)
+                self.ratio(3, 4)
                     .then_some(Op::UncaughtException { handled })
             }
             _ => None,
@@ -458,6 +458,7 @@ impl CaseGen {
             Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
             Some(Frame::Tick { .. }) => Op::EndTick,
             Some(Frame::Microtask { .. }) => Op::EndMicrotask,
+            Some(Frame::Listener) => Op::EndListener,
             None => self.open_from_event_loop(eager),
         }
     }

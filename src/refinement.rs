@@ -68,6 +68,8 @@ pub enum AbstractFrame {
         Option<Box<AbstractFrame>>,
         ContextFrame,
     ),
+    /// Inside the `uncaughtException` listener.
+    Listener,
 }
 
 /// Who performed a microtask checkpoint, without the scope it holds.
@@ -175,6 +177,7 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
                 prior_context_frame.clone(),
             )
         }
+        Frame::Listener => AbstractFrame::Listener,
     }
 }
 
@@ -611,6 +614,7 @@ fn same_frame<E: AsyncIdStack, S: AsyncIdStack>(a: &Frame<E>, b: &Frame<S>) -> b
                     _ => false,
                 }
         }
+        (Listener, Listener) => true,
         _ => false,
     }
 }

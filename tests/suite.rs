@@ -19,6 +19,7 @@ mod export;
 mod fuzz_corpus;
 mod html_replay;
 mod import_cycles;
+mod listener_bodies;
 mod lockstep;
 mod microtask_bodies;
 mod mutants;

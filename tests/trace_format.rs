@@ -246,6 +246,8 @@ fn every_form() -> Vec<(Op, &'static str)> {
         ),
         (Op::AbortOnUncaughtException, "abort-on-uncaught-exception"),
         (Op::PromiseCatch, "promise-catch"),
+        (Op::UncaughtExceptionListener, "uncaught-exception-listener"),
+        (Op::EndListener, "end-listener"),
     ]
 }
 

@@ -234,7 +234,9 @@ impl Decider {
             {
                 Some("AsyncLocalStorage on this binary is built on async hooks (v20, or --no-async-context-frame), which the model does not describe; the ALS ops run on Node 24 and later".to_string())
             }
-            Op::UncaughtException { .. } => self.uncaught_exception(env, innermost),
+            Op::UncaughtException { .. } | Op::UncaughtExceptionListener => {
+                self.uncaught_exception(env, innermost)
+            }
             Op::EmitInit { type_name, .. } if !is_token(type_name) => Some(format!(
                 "emit-init type name {type_name:?}: the program is the trace's own text, where a type name is one token of [A-Za-z0-9_.-]"
             )),
@@ -368,6 +370,7 @@ fn describe(frame: &Frame<EagerStack>) -> &'static str {
         Frame::AlsRun { .. } => "an als-run",
         Frame::Tick { .. } => "a tick's callback",
         Frame::Microtask { .. } => "a microtask's callback",
+        Frame::Listener => "the uncaughtException listener",
     }
 }
 

@@ -246,6 +246,7 @@ pub(crate) fn closing_op(frame: &Frame<EagerStack>) -> Op {
         Frame::AlsRun { .. } => Op::EndAlsRun,
         Frame::Tick { .. } => Op::EndTick,
         Frame::Microtask { .. } => Op::EndMicrotask,
+        Frame::Listener => Op::EndListener,
     }
 }
 

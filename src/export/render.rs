@@ -1104,6 +1104,12 @@ impl<S: AsyncIdStack> Writer<S> {
                 }
                 self.push("throw new Error('uncaught');");
             }
+            Op::UncaughtExceptionListener | Op::EndListener => {
+                return refuse(
+                    i,
+                    "uncaught-exception-listener: a listener body is not written into a test yet",
+                )
+            }
             Op::ClearAsyncIdStack => {
                 self.from_internal.insert("clearAsyncIdStack");
                 self.push("clearAsyncIdStack();");
@@ -1506,11 +1512,14 @@ pub fn render<S: AsyncIdStack>(
             w.blocks[mark.0].items.insert(mark.1, beat);
         }
         w.answer(i, op, &written)?;
+        let into_microtask = w.threw_in_microtask.is_some();
         w.follow_frames(i, op, frames_before)?;
         // The native scope the exception was reported in can run no more
         // JS in that callback; where a tick's exception ended the `Close`
-        // that ran it, the code goes on after that scope.
+        // that ran it, the code goes on after that scope. A microtask's
+        // job takes its exception: the scope around the checkpoint goes on.
         if matches!(op, Op::UncaughtException { .. })
+            && !into_microtask
             && matches!(w.a.frames.last(), Some(Frame::Native(_)))
         {
             if let Some(top) = w.frames.last_mut() {
@@ -2323,6 +2332,23 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e:?}"));
         assert!(t.source.contains("process.on('unhandledRejection', common.mustCall(() => {\n  calls.push(['unhandledRejection', executionAsyncId(), triggerAsyncId()]);\n}));"), "{}", t.source);
         assert!(t.source.contains("  Promise.reject(new Error('rejected'));\n  process._tickCallback();\n  assert.deepStrictEqual(calls.splice(0), [\n    ['unhandledRejection', 5, 1],\n  ]);\n  assert.strictEqual(executionAsyncId(), 5);"), "{}", t.source);
+    }
+
+    #[test]
+    fn a_microtask_that_throws_in_a_make_callback_leaves_its_callback_running() {
+        let t = write(
+            "close\nmake-callback 5 1 R1\n  queue-microtask-body\n  tick-callback\n  uncaught-exception handled\n  execution-async-id\nclose",
+            NodeVersion::V26,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        // The read after the checkpoint (the handler cleared the stack) is
+        // in the same callback, not in a second one the addon never calls.
+        assert!(t.source.contains("      throw new Error('uncaught');\n    }));\n    process._tickCallback();\n    assert.strictEqual(executionAsyncId(), 0);\n    return 'returned';"), "{}", t.source);
+        assert!(
+            !t.source.contains("}), common.mustCall(() => {"),
+            "{}",
+            t.source
+        );
     }
 
     #[test]

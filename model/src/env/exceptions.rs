@@ -8,12 +8,31 @@ use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind, SIGTRAP};
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
     /// [`Environment::enabled`] asks of every op (the throw is JavaScript):
-    /// in a native scope's, a tick's or a microtask's callback.
+    /// in a native scope's, a tick's or a microtask's callback, not while
+    /// the `uncaughtException` listener runs; with a listener body, in a
+    /// native scope's callback only.
     #[inline]
     pub(super) fn exceptions_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
+        let throws = matches!(
+            op,
+            Op::UncaughtException { .. } | Op::UncaughtExceptionListener
+        );
         match op {
-            Op::UncaughtException { .. } if self.abort_inside_reaction() => {
-                Err(Refusal::AbortInsideReaction)
+            _ if throws && self.frames.iter().any(|f| matches!(f, Frame::Listener)) => {
+                Err(Refusal::ThrowInListener(op))
+            }
+            _ if throws && self.abort_inside_reaction() => Err(Refusal::AbortInsideReaction),
+            Op::UncaughtExceptionListener => match self.frames.last() {
+                Some(Frame::Native(s)) if s.main_script => Err(Refusal::ListenerAtMainScript),
+                Some(Frame::Native(_)) => Ok(()),
+                Some(f @ (Frame::Tick { .. } | Frame::Microtask { .. })) => {
+                    Err(Refusal::ListenerOnlyAtNativeScope(f.name()))
+                }
+                Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
+                None => Err(Refusal::NothingOpen(OpKind::UncaughtException)),
+            },
+            Op::EndListener => {
+                self.innermost_is(OpKind::EndListener, |f| matches!(f, Frame::Listener))
             }
             Op::UncaughtException { .. } => match self.frames.last() {
                 Some(Frame::Native(_)) => Ok(()),
@@ -31,10 +50,25 @@ impl<S: AsyncIdStack> Environment<S> {
     /// promise), or the callback of the innermost native scope.
     #[inline]
     pub(super) fn exceptions_effect(&mut self, op: &Op) -> Result<(), Died> {
-        if let Op::UncaughtException { .. } = op {
+        if let Op::UncaughtException { .. } | Op::UncaughtExceptionListener = op {
             self.abort_at_throw()?;
         }
         match op {
+            Op::UncaughtExceptionListener => {
+                self.mark_reporting_scope();
+                self.emit_uncaught_exception(true)?;
+                self.frames.push(Frame::Listener);
+                Ok(())
+            }
+            // While stopping, the termination leaves the listener and the
+            // handler with it.
+            Op::EndListener => {
+                self.frames.pop();
+                if self.is_stopping {
+                    return Ok(());
+                }
+                self.after_uncaught_exception_listener()
+            }
             Op::UncaughtException { handled } => match self.frames.last() {
                 Some(Frame::Tick { .. }) => self.tick_threw(*handled),
                 Some(Frame::Microtask { .. }) => self.microtask_threw(*handled),
@@ -134,12 +168,26 @@ impl<S: AsyncIdStack> Environment<S> {
     /// (`lib/internal/process/execution.js`), as
     /// [`Self::on_global_uncaught_exception`] describes it.
     pub(crate) fn uncaught_exception_handler(&mut self, handled: bool) -> Result<(), Died> {
+        self.emit_uncaught_exception(handled)?;
+        self.after_uncaught_exception_listener()
+    }
+
+    /// The handler up to the listener: `clearDefaultTriggerAsyncId()`, then
+    /// `process.emit('uncaughtException')`, which exits with 1 when no
+    /// listener handles it.
+    fn emit_uncaught_exception(&mut self, handled: bool) -> Result<(), Died> {
         // The program's listener is now what this exception found.
         self.rejections.uncaught_listener = handled;
         self.async_hooks.async_id_fields.k_default_trigger_async_id = -1;
         if !handled {
             return Err(Died(Observation::Exit(1)));
         }
+        Ok(())
+    }
+
+    /// The handler after its listener returned: `setImmediate(noop)`, the
+    /// `after` loop, `clearAsyncIdStack()`.
+    fn after_uncaught_exception_listener(&mut self) -> Result<(), Died> {
         // `require('timers').setImmediate(noop)`: the Immediate takes an id
         // (`initAsyncResource`, lib/internal/timers.js).
         let async_id = self.new_async_id();

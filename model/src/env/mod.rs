@@ -108,6 +108,11 @@ pub enum Frame<S: AsyncIdStack> {
         /// The frame current before the job, which V8 puts back after it.
         prior_context_frame: ContextFrame,
     },
+    /// Inside the program's `uncaughtException` listener, which
+    /// `process.emit` runs from the handler
+    /// (`lib/internal/process/execution.js`) for an exception that a native
+    /// scope's callback threw; ended by `end-listener`.
+    Listener,
 }
 
 impl<S: AsyncIdStack> Frame<S> {

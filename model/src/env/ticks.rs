@@ -325,6 +325,9 @@ impl<S: AsyncIdStack> Environment<S> {
                     self.frames.push(microtask);
                     return self.microtask_threw(handled);
                 }
+                Some(Frame::Listener) => {
+                    unreachable!("an exception while the listener runs is refused")
+                }
                 None => unreachable!("JavaScript runs only inside a native scope or a Close"),
             }
         }

@@ -144,6 +144,12 @@ pub enum Op {
     },
     /// `clearAsyncIdStack()` (internal; `AsyncHooks::clear_async_id_stack`).
     ClearAsyncIdStack,
+    /// As `uncaught-exception handled`, and the program's
+    /// `uncaughtException` listener does things: the ops that follow run in
+    /// it, where the handler emits the event, up to `end-listener`.
+    UncaughtExceptionListener,
+    /// The `uncaughtException` listener returns; the handler goes on.
+    EndListener,
     /// Another thread calls `Environment::ExitEnv` (`worker.terminate()`).
     Stop,
     /// The node version of the process (`node-version 20|26`): a header
@@ -483,6 +489,8 @@ op_kinds! {
     UnhandledRejections = "unhandled-rejections" => header(Rejections),
     AbortOnUncaughtException = "abort-on-uncaught-exception" => header(Process),
     PromiseCatch = "promise-catch" => js(Rejections),
+    UncaughtExceptionListener = "uncaught-exception-listener" => js(Exceptions).opens(),
+    EndListener = "end-listener" => native(Exceptions).ends(),
 }
 
 impl OpKind {
@@ -597,6 +605,8 @@ impl Op {
             Op::NapiAsyncInit(_) => OpKind::NapiAsyncInit,
             Op::NapiMakeCallback(_) => OpKind::NapiMakeCallback,
             Op::AlsDisable(_) => OpKind::AlsDisable,
+            Op::UncaughtExceptionListener => OpKind::UncaughtExceptionListener,
+            Op::EndListener => OpKind::EndListener,
         }
     }
 
@@ -674,7 +684,9 @@ impl Op {
             | Op::UnhandledRejections { .. }
             | Op::NapiAsyncInit(_)
             | Op::NapiMakeCallback(_)
-            | Op::AlsDisable(_) => Vec::new(),
+            | Op::AlsDisable(_)
+            | Op::UncaughtExceptionListener
+            | Op::EndListener => Vec::new(),
         }
     }
 
@@ -819,7 +831,9 @@ impl fmt::Display for Op {
             | Op::PromiseCatch
             | Op::QueueMicrotaskBody
             | Op::PromiseThenBody
-            | Op::EndMicrotask => f.write_str(k.name()),
+            | Op::EndMicrotask
+            | Op::UncaughtExceptionListener
+            | Op::EndListener => f.write_str(k.name()),
         }
     }
 }
@@ -918,6 +932,8 @@ impl Op {
             OpKind::TickCallback => Op::TickCallback,
             OpKind::NextTickBody => Op::NextTickBody,
             OpKind::EndTick => Op::EndTick,
+            OpKind::UncaughtExceptionListener => Op::UncaughtExceptionListener,
+            OpKind::EndListener => Op::EndListener,
             OpKind::QueueMicrotask => Op::QueueMicrotask,
             OpKind::PromiseThen => Op::PromiseThen,
             OpKind::PromiseReject => Op::PromiseReject,

@@ -523,6 +523,22 @@ function plain(i, t, self) {
       uncaught(t[1] === 'handled');
       break;
     }
+    case 'uncaught-exception-listener': {
+      // As `uncaught-exception handled`, and the listener runs the ops up
+      // to `end-listener` (the model refuses another throw inside it); a
+      // listener stays on after it, as the model's handled one does.
+      if (self.kind === 'make-callback') addon.reportUncaught();
+      process.removeAllListeners('uncaughtException');
+      const f = record('listener');
+      let first = true;
+      process.on('uncaughtException', () => {
+        if (first) {
+          first = false;
+          frame(f);
+        }
+      });
+      throw new Error('scopecheck: uncaught exception');
+    }
     case 'clear-async-id-stack': iah.clearAsyncIdStack(); break;
     case 'reset-global': addon.resetGlobal(num(t[1])); break;
     case 'async-resource': captureFrame(num(t[1])); break;
@@ -633,6 +649,7 @@ function frameOps(self) {
       case 'end-als-run':
       case 'end-tick':
       case 'end-microtask':
+      case 'end-listener':
         // The frame's function returns (for a tick or a microtask, what the
         // run or the checkpoint does next is this op's).
         self.closed = true;
