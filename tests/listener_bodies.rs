@@ -3,23 +3,7 @@
 //! fall around the listener. The binaries' side is in the scenarios
 //! (`tests/scenarios/uncaught-exception-listener-*`).
 
-use model::vocab::{trace, Observation, Op, OpError, Runtime};
-use model::Eager;
-
-/// Apply `text` on the eager model; the answers of every op.
-fn run(text: &str) -> (Eager, Vec<Result<Vec<Observation>, OpError>>) {
-    let mut env = Eager::new();
-    let ops: Vec<Op> = trace::parse(text).expect("the trace parses").ops();
-    let answers = ops.iter().map(|op| env.apply(op)).collect();
-    (env, answers)
-}
-
-fn refusal(answer: &Result<Vec<Observation>, OpError>) -> &str {
-    match answer {
-        Err(OpError::Impossible(why)) => why,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
+use crate::microtask_bodies::{impossible as refusal, run};
 
 /// The handler emits the event before `setImmediate(noop)` and the `after`
 /// loop (lib/internal/process/execution.js): the throw answers nothing, and

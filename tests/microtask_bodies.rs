@@ -14,13 +14,14 @@ fn ops(text: &str) -> Vec<Op> {
 }
 
 /// Apply `text` on the eager model; the answers of every op.
-fn run(text: &str) -> (Eager, Vec<Result<Vec<Observation>, OpError>>) {
+pub(crate) fn run(text: &str) -> (Eager, Vec<Result<Vec<Observation>, OpError>>) {
     let mut env = Eager::new();
     let answers = ops(text).iter().map(|op| env.apply(op)).collect();
     (env, answers)
 }
 
-fn impossible(answer: &Result<Vec<Observation>, OpError>) -> &str {
+/// The reason of a refusal (panics on anything else).
+pub(crate) fn impossible(answer: &Result<Vec<Observation>, OpError>) -> &str {
     match answer {
         Err(OpError::Impossible(why)) => why,
         other => panic!("expected a refusal, got {other:?}"),
