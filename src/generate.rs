@@ -452,13 +452,7 @@ impl CaseGen {
     /// When no swarm weight applies: end the innermost frame, or open a scope.
     fn fallback(&mut self, eager: &Eager) -> Op {
         match eager.frames.last() {
-            Some(Frame::Native(_)) => Op::CloseScope { threw: false },
-            Some(Frame::RunInAsyncScope { .. }) => Op::ExitRunInAsyncScope,
-            Some(Frame::DefaultTriggerScope { .. }) => Op::ExitDefaultTriggerScope,
-            Some(Frame::AlsRun { .. }) => Op::EndAlsRun,
-            Some(Frame::Tick { .. }) => Op::EndTick,
-            Some(Frame::Microtask { .. }) => Op::EndMicrotask,
-            Some(Frame::Listener) => Op::EndListener,
+            Some(frame) => frame.ending_op(),
             None => self.open_from_event_loop(eager),
         }
     }

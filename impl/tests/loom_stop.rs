@@ -130,14 +130,7 @@ fn run_lazy(script: &[Op], flag: loom::sync::Arc<AtomicBool>) -> LazyRun {
 
 /// The op that ends the innermost frame of the lazy side, if any is open.
 fn innermost_end(lazy: &Lazy) -> Option<Op> {
-    Some(match lazy.frames.last()? {
-        model::env::Frame::Native(_) => Op::CloseScope { threw: false },
-        model::env::Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
-        model::env::Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
-        model::env::Frame::AlsRun { .. } => Op::EndAlsRun,
-        model::env::Frame::Tick { .. } => Op::EndTick,
-        model::env::Frame::Microtask { .. } => Op::EndMicrotask,
-    })
+    Some(lazy.frames.last()?.ending_op())
 }
 
 /// The program of the main thread, checked under every interleaving of a

@@ -32,7 +32,6 @@ pub use observe::NodeObservation;
 pub use scenarios::ScenarioReport;
 
 use crate::generate::CaseGen;
-use model::eager::EagerStack;
 use model::env::Frame;
 use model::vocab::{trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView};
 use model::Eager;
@@ -237,19 +236,6 @@ struct Prepared {
     refusal: Option<Unsupported>,
 }
 
-/// The op that ends `frame` as its function returns.
-pub(crate) fn closing_op(frame: &Frame<EagerStack>) -> Op {
-    match frame {
-        Frame::Native(_) => Op::CloseScope { threw: false },
-        Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
-        Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
-        Frame::AlsRun { .. } => Op::EndAlsRun,
-        Frame::Tick { .. } => Op::EndTick,
-        Frame::Microtask { .. } => Op::EndMicrotask,
-        Frame::Listener => Op::EndListener,
-    }
-}
-
 /// Run `input` on the model, on the binary's own node version, deciding each op
 /// for the binary as it goes. The model's rejection of an op comes first
 /// (the trace is not a Node program), but for an op only Node 26 has, which
@@ -279,7 +265,12 @@ fn prepare(input: &[Op], capabilities: Capabilities) -> Result<Prepared, Conform
         }
     }
     p.given = p.ops.len();
-    while let Some(op) = env.frames.last().filter(|_| !env.exited).map(closing_op) {
+    while let Some(op) = env
+        .frames
+        .last()
+        .filter(|_| !env.exited)
+        .map(Frame::ending_op)
+    {
         p.step(&mut env, &mut decider, op, max_nesting)?;
     }
     match p.refusal.take() {

@@ -20,7 +20,6 @@ pub mod render;
 use crate::conform::{Capabilities, Decider};
 use crate::coverage::{self, Coverage, SITUATIONS};
 use lazy::mutant::Mutant;
-use model::eager::EagerStack;
 use model::env::Frame;
 use model::vocab::{trace, NodeVersion, Op, Runtime};
 use model::Eager;
@@ -151,18 +150,13 @@ pub fn prepare(ops: &[Op], version: NodeVersion) -> Result<Vec<Op>, String> {
             return Ok(run);
         }
     }
-    while let Some(op) = env.frames.last().map(closing_op) {
+    while let Some(op) = env.frames.last().map(Frame::ending_op) {
         step(&mut env, &op, &mut run)?;
         if env.exited {
             break;
         }
     }
     Ok(run)
-}
-
-/// The op that ends `frame` as its function returns.
-fn closing_op(frame: &Frame<EagerStack>) -> Op {
-    crate::conform::closing_op(frame)
 }
 
 /// The named situations no test is exported for: the read that makes

@@ -116,6 +116,19 @@ pub enum Frame<S: AsyncIdStack> {
 }
 
 impl<S: AsyncIdStack> Frame<S> {
+    /// The op that ends this frame as its function returns normally.
+    pub fn ending_op(&self) -> Op {
+        match self {
+            Frame::Native(_) => Op::CloseScope { threw: false },
+            Frame::RunInAsyncScope { .. } => Op::ExitRunInAsyncScope,
+            Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
+            Frame::AlsRun { .. } => Op::EndAlsRun,
+            Frame::Tick { .. } => Op::EndTick,
+            Frame::Microtask { .. } => Op::EndMicrotask,
+            Frame::Listener => Op::EndListener,
+        }
+    }
+
     /// The `InternalCallbackScope` whose `Close` is still running under this
     /// frame (a tick run or a microtask checkpoint it started), if any.
     pub fn held_scope(&self) -> Option<&InternalCallbackScope<S>> {
