@@ -18,6 +18,7 @@ mod explore;
 mod export;
 mod fuzz_corpus;
 mod html_replay;
+mod http_parser_scopes;
 mod import_cycles;
 mod listener_bodies;
 mod lockstep;
