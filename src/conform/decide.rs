@@ -406,6 +406,9 @@ fn close_outer(env: &Eager, outer: u32) -> Option<String> {
     if napi_inside {
         return Some(format!("close-outer {outer}: a napi-make-callback is open inside that scope, and napi_make_callback is a Node-API call, whose napi_env__::CallIntoModule CHECKs that it returns with as many N-API callback scopes open as it started with"));
     }
+    if env.frames.iter().any(|f| matches!(f, Frame::Listener)) {
+        return Some(format!("close-outer {outer}: the uncaughtException listener is running, inside V8's report of an exception; a scope deleted out of order there leaves V8's TryCatch chain dangling under that report (docs/node-findings.md F9): v20.20.2 then aborted with \"corrupted size vs. prev_size\" in about half the runs of the same program (conform --cases 1000 --seed 25, case 85)"));
+    }
     if matches!(scope.resource, model::env::resources::NativeSlot::Global(_)) {
         return Some(format!("close-outer {outer}: that scope holds its resource as a Global; an N-API callback scope holds a Local made from its own Global (src/node_api.cc, AsyncContext::CallbackScope), which no reset-global reaches"));
     }
@@ -672,6 +675,13 @@ mod tests {
                 &format!("{outer}next-tick-body\nclose\nclose\nuncaught-exception handled"),
                 6,
                 "TryCatch chain",
+            );
+            // Inside the uncaughtException listener, V8 is reporting an
+            // exception: no scope is deleted out of order there.
+            refused(
+                "callback-scope 5 1 R1\nuncaught-exception-listener\ncallback-scope 6 1 R2\ncallback-scope 7 1 R3\nclose-outer 1",
+                4,
+                "uncaughtException listener is running",
             );
             // The target is an addon's callback-scope with native scopes
             // inside it.

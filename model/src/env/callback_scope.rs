@@ -353,8 +353,18 @@ impl<S: AsyncIdStack> Environment<S> {
     /// destructor's `PopAsyncCallbackScope`.
     pub(crate) fn close_scope(&mut self, threw: bool) -> Result<(), Died> {
         if threw {
-            // The callback's throw, into the C++ that called it.
-            self.abort_at_throw()?;
+            match self.frames.last() {
+                // A `node::CallbackScope`'s callback that threw
+                // (`uncaught-exception`) throws nothing more; one that throws
+                // now meets its verbose `TryCatch`.
+                Some(Frame::Native(s)) if s.kind == ScopeKind::CallbackScope && s.threw => {}
+                Some(Frame::Native(s)) if s.kind == ScopeKind::CallbackScope => {
+                    self.abort_at_throw_into(true)?
+                }
+                // A make-callback's throw, into the caller's `TryCatch`, which
+                // swallows it (the addon's, N-API's): an external catch.
+                _ => self.abort_at_throw_into(false)?,
+            }
         }
         let Some(Frame::Native(mut scope)) = self.frames.pop() else {
             unreachable!("enabled checked that the innermost frame is a native scope")

@@ -1,5 +1,6 @@
 //! `createOnGlobalUncaughtException` (`lib/internal/process/execution.js`).
 
+use super::callback_scope::InternalCallbackScope;
 use super::microtasks::RunningMicrotask;
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
@@ -127,10 +128,37 @@ impl<S: AsyncIdStack> Environment<S> {
     /// runner reports a `queueMicrotask` callback's after the job's `finally`
     /// blocks ([`Self::microtask_threw`]).
     pub(crate) fn abort_at_throw(&self) -> Result<(), Died> {
-        if self.async_hooks.abort_on_uncaught_exception && self.catching_microtask().is_none() {
+        let verbose = self.innermost_scope().is_some_and(|s| !s.napi);
+        self.abort_at_throw_into(verbose)
+    }
+
+    /// [`Self::abort_at_throw`] for a throw into a `TryCatch` that is
+    /// `verbose` or not. V8's walk stops at a non-verbose external
+    /// `TryCatch` (an external catch: abort); past a verbose one it goes on
+    /// into the JavaScript below, where a `napi-make-callback`'s caller
+    /// catches what `napi_make_callback` hands back: no abort, the
+    /// exception is reported as without the flag.
+    pub(crate) fn abort_at_throw_into(&self, verbose: bool) -> Result<(), Died> {
+        let caught_below = verbose && self.native_scopes().skip(1).any(|s| s.napi);
+        if self.async_hooks.abort_on_uncaught_exception
+            && self.catching_microtask().is_none()
+            && !caught_below
+        {
             return Err(Died(Observation::Aborted(SIGTRAP)));
         }
         Ok(())
+    }
+
+    /// The scopes whose `Close` has not finished, innermost first: the open
+    /// native scopes and those running ticks or a checkpoint.
+    fn native_scopes(&self) -> impl Iterator<Item = &InternalCallbackScope<S>> {
+        self.frames.iter().rev().filter_map(Frame::held_scope)
+    }
+
+    /// The innermost of [`Self::native_scopes`]: whose `TryCatch` a throw
+    /// meets first.
+    fn innermost_scope(&self) -> Option<&InternalCallbackScope<S>> {
+        self.native_scopes().next()
     }
 
     /// The handler C++ calls for an uncaught exception: clear the default

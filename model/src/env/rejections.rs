@@ -9,8 +9,8 @@
 use super::context_frame::ContextFrame;
 use super::microtasks::{Microtask, PromiseIds};
 use super::resources::{NativeSlot, ScopeSerial};
-use super::{not_in_family, AsyncIdStack, Died, Environment, Refusal};
-use crate::vocab::{Observation, Op, RejectionsMode, ResourceView, SIGABRT};
+use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::{NodeVersion, Observation, Op, RejectionsMode, ResourceView, SIGABRT};
 
 /// The rejections not reported yet, the flag that makes an outermost
 /// `Close` call the tick callback with no tick queued, and what reporting
@@ -306,6 +306,15 @@ impl<S: AsyncIdStack> Environment<S> {
     fn trigger_uncaught_exception_from_promise(&mut self) -> Result<(), Died> {
         // The binding's own check: `ReportFatalException`, then `Abort()`.
         if self.async_hooks.abort_on_uncaught_exception {
+            return Err(Died(Observation::Aborted(SIGABRT)));
+        }
+        // Node 26 (not v20): entered again while the handler of an earlier
+        // exception runs (its listener, here), `TriggerUncaughtException`
+        // prints "FATAL ERROR: Re-entrant uncaught exception detected" and
+        // aborts (`src/node_errors.cc`; the binary's, not in the sources
+        // the model was first written from).
+        let in_listener = self.frames.iter().any(|f| matches!(f, Frame::Listener));
+        if in_listener && self.version != NodeVersion::V20 {
             return Err(Died(Observation::Aborted(SIGABRT)));
         }
         let handled = self.rejections.uncaught_listener;
