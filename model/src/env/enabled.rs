@@ -78,9 +78,6 @@ pub enum Refusal<'op> {
     /// `uncaught-exception-listener` where the exception is not reported
     /// at a native scope (a tick's or a microtask's callback threw).
     ListenerOnlyAtNativeScope(FrameName),
-    /// `uncaught-exception-listener` for an exception of the main script's
-    /// body (not described yet).
-    ListenerAtMainScript,
     /// The innermost callback threw and returned: only its close (or `stop`,
     /// `reset-global`) can follow.
     CallbackThrew(&'op Op),
@@ -156,9 +153,6 @@ impl fmt::Display for Refusal<'_> {
             Refusal::ListenerOnlyAtNativeScope(frame) => write!(
                 f,
                 "uncaught-exception-listener: a listener with a body is written only for an exception a native scope's callback throws; the innermost frame is {frame} (write `uncaught-exception handled`)"
-            ),
-            Refusal::ListenerAtMainScript => f.write_str(
-                "uncaught-exception-listener: a listener body for an exception the main script's body throws is not described yet (conform found Node 26 differing there); throw in a native scope's callback, or write `uncaught-exception handled`",
             ),
             Refusal::CallbackThrew(op) => write!(
                 f,
@@ -274,7 +268,6 @@ impl Refusal<'_> {
             | Refusal::CallbackThrew(_)
             | Refusal::ThrowInListener(_)
             | Refusal::ListenerOnlyAtNativeScope(_)
-            | Refusal::ListenerAtMainScript
             | Refusal::HeaderAfterStart(_)
             | Refusal::ChecksAlreadyOff
             | Refusal::NoRejectedPromise

@@ -24,7 +24,6 @@ impl<S: AsyncIdStack> Environment<S> {
             }
             _ if throws && self.abort_inside_reaction() => Err(Refusal::AbortInsideReaction),
             Op::UncaughtExceptionListener => match self.frames.last() {
-                Some(Frame::Native(s)) if s.main_script => Err(Refusal::ListenerAtMainScript),
                 Some(Frame::Native(_)) => Ok(()),
                 Some(f @ (Frame::Tick { .. } | Frame::Microtask { .. })) => {
                     Err(Refusal::ListenerOnlyAtNativeScope(f.name()))

@@ -443,9 +443,13 @@ function takeClose(self) {
 
 // The body of a tick's ('body') or a microtask's callback. When an uncaught exception
 // ended the main script before its close ran, the callback runs in that
-// close (StartExecution's scope closing): the close is done.
+// close (StartExecution's scope closing): the close is done. Not while
+// the uncaughtException listener runs: V8 reports the main script's
+// exception once its JS frames have unwound (mainFrame.ended is already
+// set), and a callback run from the listener is the listener's.
+let listening = 0;
 function bodyFrame(kind = 'body', derived = undefined) {
-  if (mainFrame.ended) takeClose(mainFrame);
+  if (mainFrame.ended && listening === 0) takeClose(mainFrame);
   const f = record(kind);
   f.derived = derived; // a reaction's derived promise
   frame(f);
@@ -534,7 +538,12 @@ function plain(i, t, self) {
       process.on('uncaughtException', () => {
         if (first) {
           first = false;
-          frame(f);
+          listening++;
+          try {
+            frame(f);
+          } finally {
+            listening--;
+          }
         }
       });
       throw new Error('scopecheck: uncaught exception');
