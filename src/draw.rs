@@ -294,19 +294,13 @@ pub fn enabled_op<S: AsyncIdStack>(
     weights: &mut [u32; OpKind::COUNT],
     c: &mut impl Choices,
 ) -> Option<Op> {
-    let mut sums = [0u32; GROUPS];
-    for (sum, group) in sums.iter_mut().zip(weights.chunks(GROUP)) {
-        *sum = group.iter().sum();
-    }
-    let mut total: u32 = sums.iter().sum();
+    let mut total: u32 = weights.iter().sum();
     while total > 0 {
-        let kind = pick_kind(weights, &sums, c.below(total));
+        let kind = pick_kind(weights, total, c);
         if let Some(op) = draw_enabled(kind, env, c) {
             return Some(op);
         }
-        let w = std::mem::take(&mut weights[kind as usize]);
-        sums[kind as usize / GROUP] -= w;
-        total -= w;
+        total -= std::mem::take(&mut weights[kind as usize]);
     }
     None
 }
@@ -330,29 +324,17 @@ pub fn draw_enabled<S: AsyncIdStack>(
     None
 }
 
-/// Kinds per group in [`enabled_op`]'s partial sums.
-const GROUP: usize = 8;
-/// Groups of [`GROUP`] kinds (the last may be shorter).
-const GROUPS: usize = OpKind::COUNT.div_ceil(GROUP);
-
-/// The kind at `at` (< the sum of `weights`) when the kinds are laid end
-/// to end in [`OpKind::ALL`] order, each as long as its weight. `sums`
-/// holds the sum of each group of [`GROUP`] kinds, so that the scan skips
-/// whole groups: the same kind as a scan over every kind, in fewer steps.
-fn pick_kind(weights: &[u32; OpKind::COUNT], sums: &[u32; GROUPS], mut at: u32) -> OpKind {
-    for (g, &sum) in sums.iter().enumerate() {
-        if at >= sum {
-            at -= sum;
-            continue;
+/// A kind picked from `weights`, whose sum is `total` (> 0).
+fn pick_kind(weights: &[u32; OpKind::COUNT], total: u32, c: &mut impl Choices) -> OpKind {
+    let mut at = c.below(total);
+    for &kind in OpKind::ALL {
+        let w = weights[kind as usize];
+        if at < w {
+            return kind;
         }
-        for (k, &w) in weights.iter().enumerate().skip(g * GROUP).take(GROUP) {
-            if at < w {
-                return OpKind::ALL[k];
-            }
-            at -= w;
-        }
+        at -= w;
     }
-    unreachable!("at < the sum of the weights")
+    unreachable!("at < total")
 }
 
 /// An id worth trying now: one of an open scope or JS context, a saved
@@ -538,49 +520,5 @@ fn close_outer<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> O
     };
     Op::CloseOuter {
         outer: pick(c, &pool),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::{Rng, SeedableRng};
-
-    /// The scan over every kind that [`pick_kind`] shortens.
-    fn pick_kind_by_scan(weights: &[u32; OpKind::COUNT], mut at: u32) -> OpKind {
-        for &kind in OpKind::ALL {
-            let w = weights[kind as usize];
-            if at < w {
-                return kind;
-            }
-            at -= w;
-        }
-        unreachable!("at < total")
-    }
-
-    #[test]
-    fn pick_kind_picks_what_a_scan_over_every_kind_picks() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(27);
-        for _ in 0..2_000 {
-            let mut weights = [0u32; OpKind::COUNT];
-            for w in weights.iter_mut() {
-                *w = if rng.random_ratio(1, 2) {
-                    0
-                } else {
-                    rng.random_range(1..=64)
-                };
-            }
-            let mut sums = [0u32; GROUPS];
-            for (sum, group) in sums.iter_mut().zip(weights.chunks(GROUP)) {
-                *sum = group.iter().sum();
-            }
-            let total: u32 = weights.iter().sum();
-            for at in 0..total {
-                assert_eq!(
-                    pick_kind(&weights, &sums, at),
-                    pick_kind_by_scan(&weights, at)
-                );
-            }
-        }
     }
 }
