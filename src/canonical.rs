@@ -25,7 +25,8 @@
 //! scopes and what a tick run or a checkpoint holds, runInAsyncScope,
 //! defaultTriggerAsyncIdScope, ticks, microtasks), the tick and microtask
 //! queues, the pending rejections, the destroy list, the N-API async
-//! contexts (`napi-async-init`), and the lazy store's
+//! contexts (`napi-async-init`), the resources v20 keeps stores on, and
+//! the lazy store's
 //! chain ([`visit_lazy_ids`]). `tests/explore.rs` checks on generated
 //! states that the canonical state answers every op as the original does,
 //! ids renamed.
@@ -35,7 +36,7 @@ use model::env::callback_scope::InternalCallbackScope;
 use model::env::microtasks::{Checkpoint, Microtask, PromiseIds, RunningMicrotask};
 use model::env::resources::NativeSlot;
 use model::env::ticks::TickRun;
-use model::env::{AsyncIdStack, Environment, Frame};
+use model::env::{AlsRestore, AsyncIdStack, Environment, Frame};
 use model::vocab::{AsyncId, HookEvent, Observation, ResourceView};
 
 /// A visitor of async ids, each by mutable reference.
@@ -97,6 +98,10 @@ fn frame<S: AsyncIdStack>(fr: &mut Frame<S>, f: &mut IdVisitor) {
         Frame::DefaultTriggerScope {
             old_default_trigger_async_id,
         } => f(old_default_trigger_async_id),
+        Frame::AlsRun {
+            restore: AlsRestore::ResourceStore(v, _),
+            ..
+        } => view(v, f),
         Frame::AlsRun { .. } | Frame::Listener => {}
         Frame::Tick { tick, run, .. } => {
             f(&mut tick.async_id);
@@ -173,6 +178,7 @@ pub fn visit_env_ids<S: AsyncIdStack>(env: &mut Environment<S>, f: &mut IdVisito
         f(&mut c.async_id);
         f(&mut c.trigger_async_id);
     }
+    env.js_objects.rename_store_resources(&mut |v| view(v, f));
 }
 
 /// Forget what no answer reads: the id stack's pairs past `kStackLength`

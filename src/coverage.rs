@@ -14,7 +14,7 @@ use lazy::{LazyStore, Path};
 use model::env::callback_scope::InternalCallbackScope;
 use model::env::microtasks::{Microtask, RunningMicrotask};
 use model::env::resources::NativeSlot;
-use model::env::Frame;
+use model::env::{AlsRestore, Frame};
 use model::vocab::{Observation, Op, OpKind, ResourceView};
 use model::Environment;
 use serde::Serialize;
@@ -200,26 +200,34 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "listener-opens-lazy-with-lazy",
         "a lazy scope opened in the uncaughtException listener (before the handler's after loop and clear) while another lazy scope is open",
     ),
+    // Issue 24: v20's AsyncLocalStorage, on async hooks.
+    (
+        "v20-storage-enabled-in-lazy",
+        "node version 20: the first AsyncLocalStorage run or enterWith (its init hook enabled, executionAsyncResource() read, the store written on the lazy scope's resource) inside a lazy scope",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
-/// `version`: on 20 there are no Global holders and no `AsyncLocalStorage`
-/// ops (`docs/spec.md`, "Node versions"), so what needs them is never
-/// reached there.
+/// `version`: on 20 there are no Global holders and no `AsyncContextFrame`
+/// (`docs/spec.md`, "Node versions"), so what needs them is never reached
+/// there; v20's `AsyncLocalStorage` on async hooks is not Node 26's.
 pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
+    const SITUATIONS_ONLY_ON_20: &[&str] = &["v20-storage-enabled-in-lazy"];
+    if version == model::vocab::NodeVersion::V26 {
+        return !SITUATIONS_ONLY_ON_20.contains(&name);
+    }
+    // A lazy scope cannot close inside a v20 `run` that stored: after the
+    // store every scope is eager, and one opened before it closes after it.
     const SITUATIONS_ONLY_ON_26: &[&str] = &[
         "global-reset-open",
-        "als-get-store-in-lazy",
         "als-run-around-lazy-close",
-        "als-enter-with-in-lazy",
         "tick-store-from-lazy",
         "resource-frame-in-lazy",
         "lazy-scope-enters-stored-frame",
         "lazy-close-out-of-order-with-stores",
     ];
-    version == model::vocab::NodeVersion::V26
-        || !(SITUATIONS_ONLY_ON_26.contains(&name)
-            || OpKind::from_name(name).is_some_and(|k| !k.exists_on(version)))
+    !(SITUATIONS_ONLY_ON_26.contains(&name)
+        || OpKind::from_name(name).is_some_and(|k| !k.exists_on(version)))
 }
 
 /// The index of each situation in [`SITUATIONS`], by name.
@@ -276,11 +284,13 @@ pub mod situation {
     pub const REJECTION_THROWN_WITH_LAZY: usize = 46;
     pub const TICK_THREW_IN_MICROTASK_WITH_LAZY: usize = 47;
     pub const LISTENER_OPENS_LAZY_WITH_LAZY: usize = 48;
+    // Issue 24: v20's AsyncLocalStorage.
+    pub const V20_STORAGE_ENABLED_IN_LAZY: usize = 49;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 49;
+pub const SITUATION_COUNT: usize = 50;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -290,6 +300,13 @@ pub trait Sink {
     fn hit(&mut self, index: usize);
     /// An op of kind `kind` was applied.
     fn op(&mut self, kind: OpKind);
+}
+
+/// Node version 20 with no storage enabled: a `run` or `enterWith` now
+/// enables `storageHook` and reads `executionAsyncResource()`.
+fn v20_first_store<S: LazyStore>(before: &Environment<S>) -> bool {
+    before.version == model::vocab::NodeVersion::V20
+        && !(before.js_objects.resource_stores()).is_some_and(|s| s.hook_enabled())
 }
 
 fn innermost_native<S: LazyStore>(lazy: &Environment<S>) -> Option<&InternalCallbackScope<S>> {
@@ -490,7 +507,15 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     };
     match op {
         Op::AlsGetStore(_) if in_lazy() => sink.hit(s::ALS_GET_STORE_IN_LAZY),
-        Op::AlsEnterWith { .. } if in_lazy() => sink.hit(s::ALS_ENTER_WITH_IN_LAZY),
+        Op::AlsEnterWith { .. } if in_lazy() => {
+            sink.hit(s::ALS_ENTER_WITH_IN_LAZY);
+            if v20_first_store(before) {
+                sink.hit(s::V20_STORAGE_ENABLED_IN_LAZY);
+            }
+        }
+        Op::AlsRun { .. } if v20_first_store(before) && in_lazy() => {
+            sink.hit(s::V20_STORAGE_ENABLED_IN_LAZY)
+        }
         Op::NextTick { .. } if before.context_frame.has_stores() && in_lazy() => {
             sink.hit(s::TICK_STORE_FROM_LAZY)
         }
@@ -525,8 +550,8 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
         sink.hit(s::JS_IN_CHECKPOINT_WITH_LAZY);
     }
     if let (Op::CloseScope { .. }, Some(scope)) = (op, innermost_native(before)) {
-        let in_run =
-            (before.frames.iter()).any(|f| matches!(f, Frame::AlsRun { entered: true, .. }));
+        let in_run = (before.frames.iter())
+            .any(|f| matches!(f, Frame::AlsRun { restore, .. } if *restore != AlsRestore::Nothing));
         if scope.entered == Path::Lazy && scope.pushed_ids && in_run && !before.is_stopping {
             sink.hit(s::ALS_RUN_AROUND_LAZY_CLOSE);
         }
@@ -961,6 +986,10 @@ mod tests {
                 s::LISTENER_OPENS_LAZY_WITH_LAZY,
                 "listener-opens-lazy-with-lazy",
             ),
+            (
+                s::V20_STORAGE_ENABLED_IN_LAZY,
+                "v20-storage-enabled-in-lazy",
+            ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {
@@ -1005,11 +1034,21 @@ mod tests {
         ] {
             assert_eq!(c.situations.get(name), times, "{name}");
         }
-        // On v20 none of it exists.
-        assert!(!exists_on(
-            model::vocab::NodeVersion::V20,
-            "als-get-store-in-lazy"
-        ));
-        assert!(exists_on(model::vocab::NodeVersion::V20, "lazy-in-eager"));
+        // On v20 the frame's situations do not exist; v20's own does, and
+        // is met at its first store in a lazy scope, not at the second.
+        use model::vocab::NodeVersion::{V20, V26};
+        assert!(!exists_on(V20, "tick-store-from-lazy"));
+        assert!(exists_on(V20, "als-get-store-in-lazy") && exists_on(V20, "lazy-in-eager"));
+        assert!(exists_on(V20, "v20-storage-enabled-in-lazy"));
+        assert!(!exists_on(V26, "v20-storage-enabled-in-lazy"));
+        assert_eq!(c.situations.get("v20-storage-enabled-in-lazy"), None);
+        let v20 = format!(
+            "node-version 20\n{}",
+            text.replace("async-resource R3\n", "")
+        );
+        let ops = model::vocab::trace::parse(&v20).expect("parses").ops();
+        let mut c = Coverage::default();
+        crate::check::run_with_coverage(&ops, None, true, &mut c).expect("no divergence");
+        assert_eq!(c.situations.get("v20-storage-enabled-in-lazy"), Some(&1));
     }
 }

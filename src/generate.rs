@@ -51,6 +51,22 @@ pub const MAX_PHASES: usize = 5;
 /// to be met in 1 % of the default check's cases.
 const MICROTASK_THROW_FACTOR: u32 = 32;
 
+/// How much rarer the ALS ops are on node version 20 than their weights
+/// say: drawn in one draw in this many (`run` and `enterWith` make the rest
+/// of the case eager there).
+const V20_ALS_DIVISOR: u32 = 4;
+
+/// The kinds [`V20_ALS_DIVISOR`] applies to (not `end-als-run`, which ends
+/// a frame).
+const V20_RARER: [OpKind; 6] = [
+    OpKind::AlsRun,
+    OpKind::AlsExit,
+    OpKind::AlsEnterWith,
+    OpKind::AlsGetStore,
+    OpKind::AlsDisable,
+    OpKind::AlsDefault,
+];
+
 /// One phase of a case: the kinds it uses and how often, and how deep it
 /// builds the stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,6 +334,15 @@ impl CaseGen {
         let shallow = stack_length < 16;
         if in_callback_body && shallow {
             weights[OpKind::UncaughtException as usize] *= MICROTASK_THROW_FACTOR;
+        }
+        // On node version 20 the first `run` or `enterWith` enables
+        // AsyncLocalStorage's init hook and `executionAsyncResource()`:
+        // every scope after it is eager. The ALS ops rarer there, so that
+        // the cases keep their lazy scopes (each situation in 1 % of them).
+        if eager.version == NodeVersion::V20 && !self.rng.random_ratio(1, V20_ALS_DIVISOR) {
+            for kind in V20_RARER {
+                weights[kind as usize] = 0;
+            }
         }
         // `stop` only with a scope open above the main script's: a case
         // that stops at once does little else.

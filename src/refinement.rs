@@ -12,10 +12,8 @@ use model::env::context_frame::ContextFrame;
 use model::env::microtasks::{Checkpoint, RunningMicrotask};
 use model::env::resources::{Heap, NativeSlot};
 use model::env::ticks::TickRun;
-use model::env::{AsyncHooks, AsyncIdStack, Environment, Frame};
-use model::vocab::{
-    AlsId, AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind, StoreValue,
-};
+use model::env::{AlsRestore, AsyncHooks, AsyncIdStack, Environment, Frame};
+use model::vocab::{AlsId, AsyncContext, AsyncId, HookCallbacks, HookId, ResourceView, ScopeKind};
 use model::Eager;
 use std::collections::BTreeMap;
 
@@ -53,9 +51,9 @@ pub enum AbstractFrame {
     RunInAsyncScope(AsyncId, ContextFrame),
     /// Inside defaultTriggerAsyncIdScope (the old default).
     DefaultTriggerScope(AsyncId),
-    /// Inside `als.run` / `als.exit`: the storage, the prior store, whether
-    /// the `finally` enters it again.
-    AlsRun(AlsId, Option<StoreValue>, bool),
+    /// Inside `als.run` / `als.exit`: the storage, what the `finally` puts
+    /// back.
+    AlsRun(AlsId, AlsRestore),
     /// Inside a tick's callback: the tick (id, trigger), the closing scope
     /// that called the run, if `Close` did, and the prior frame.
     Tick(AsyncId, AsyncId, Option<Box<AbstractFrame>>, ContextFrame),
@@ -138,11 +136,7 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
             async_id,
             prior_context_frame,
         } => AbstractFrame::RunInAsyncScope(*async_id, prior_context_frame.clone()),
-        Frame::AlsRun {
-            als,
-            prior,
-            entered,
-        } => AbstractFrame::AlsRun(*als, *prior, *entered),
+        Frame::AlsRun { als, restore } => AbstractFrame::AlsRun(*als, *restore),
         Frame::DefaultTriggerScope {
             old_default_trigger_async_id,
         } => AbstractFrame::DefaultTriggerScope(*old_default_trigger_async_id),
@@ -568,17 +562,12 @@ fn same_frame<E: AsyncIdStack, S: AsyncIdStack>(a: &Frame<E>, b: &Frame<S>) -> b
             },
         ) => i == j,
         (
-            AlsRun {
-                als,
-                prior,
-                entered,
-            },
+            AlsRun { als, restore },
             AlsRun {
                 als: a2,
-                prior: p2,
-                entered: e2,
+                restore: r2,
             },
-        ) => (als, prior, entered) == (a2, p2, e2),
+        ) => (als, restore) == (a2, r2),
         (
             Tick {
                 tick: t,

@@ -24,7 +24,7 @@ fn known_reasons(h: &Harness) -> Vec<&'static str> {
         reasons.extend([
             "Local<Object> only",
             "no Global<Object> resource holder",
-            "AsyncLocalStorage on this binary is built on async hooks",
+            "async-resource is what an AsyncResource does with the AsyncContextFrame",
             "the trace is for node version 26",
         ]);
     }

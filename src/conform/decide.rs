@@ -15,7 +15,9 @@ use super::harness::Capabilities;
 use model::eager::EagerStack;
 use model::env::ticks::TickRun;
 use model::env::Frame;
-use model::vocab::{Family, Holder, Observation, Op, OpError, Runtime, ScopeFlags, ScopeKind};
+use model::vocab::{
+    Family, Holder, NodeVersion, Observation, Op, OpError, Runtime, ScopeFlags, ScopeKind,
+};
 use model::Eager;
 use std::fmt;
 
@@ -229,10 +231,14 @@ impl Decider {
                 "the trace is for node version {v}, and this binary's node version is {}",
                 self.capabilities.node_version
             )),
+            Op::AsyncResource(_) if !self.capabilities.async_context_frame => Some(
+                "async-resource is what an AsyncResource does with the AsyncContextFrame, which this binary's AsyncLocalStorage does not use (it is built on async hooks: v20, or --no-async-context-frame)".to_string(),
+            ),
             op if op.kind().family() == Family::ContextFrame
-                && !self.capabilities.async_context_frame =>
+                && !self.capabilities.async_context_frame
+                && self.capabilities.node_version != NodeVersion::V20 =>
             {
-                Some("AsyncLocalStorage on this binary is built on async hooks (v20, or --no-async-context-frame), which the model does not describe; the ALS ops run on Node 24 and later".to_string())
+                Some("AsyncLocalStorage on this binary is built on async hooks (--no-async-context-frame), which the model describes for node version 20 only".to_string())
             }
             Op::UncaughtException { .. } | Op::UncaughtExceptionListener => {
                 self.uncaught_exception(env, innermost)
@@ -583,12 +589,12 @@ mod tests {
             "Local<Object> only",
         );
         assert_refused("reset-global R1", V20(), 0, "reset-global");
-        for als in [
-            "als-get-store A1",
-            "als-run A1 2\nend-als-run",
-            "async-resource R1",
-        ] {
-            assert_refused(als, V20(), 0, "built on async hooks");
+        assert_refused("async-resource R1", V20(), 0, "built on async hooks");
+        assert_eq!(fate("async-resource R1", V26()), Fate::Runs);
+        // v20's AsyncLocalStorage, on async hooks, is the model's on node
+        // version 20.
+        for als in ["als-get-store A1", "als-run A1 2\nend-als-run"] {
+            assert_eq!(fate(als, V20()), Fate::Runs, "{als}");
             assert_eq!(fate(als, V26()), Fate::Runs, "{als}");
         }
         let global = "callback-scope 5 1 global R3\nreset-global R3\nclose\nclose\nreset-global R4";

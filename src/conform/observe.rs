@@ -331,12 +331,18 @@ fn terminal(run: &NodeRun, renamer: &Renamer) -> Option<NodeObservation> {
     // --abort-on-uncaught-exception: V8's abort (SIGTRAP) prints the
     // uncaught exception, then "FROM" and the stack; node's (SIGABRT, from
     // triggerUncaughtException) the fatal exception's report, whose stack
-    // names the rejection mode's handler.
+    // names the rejection mode's handler; async_hooks' fatalError (SIGABRT,
+    // process.abort()) the stack of an init hook's exception (v20's
+    // AsyncLocalStorage storageHook).
     let aborted = match run.signal {
         Some(SIGTRAP) => run.stderr.contains("\nFROM\n"),
-        Some(SIGABRT) => run
-            .stderr
-            .contains("UnhandledRejectionsMode (node:internal/process/promises"),
+        Some(SIGABRT) => {
+            run.stderr
+                .contains("UnhandledRejectionsMode (node:internal/process/promises")
+                || run
+                    .stderr
+                    .contains("at emitInitNative (node:internal/async_hooks")
+        }
         _ => false,
     };
     if let (true, Some(sig)) = (aborted, run.signal) {

@@ -354,10 +354,12 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(crate) fn close_scope(&mut self, threw: bool) -> Result<(), Died> {
         if threw {
             match self.frames.last() {
-                // A `node::CallbackScope`'s callback that threw
-                // (`uncaught-exception`) throws nothing more; one that throws
-                // now meets its verbose `TryCatch`.
-                Some(Frame::Native(s)) if s.kind == ScopeKind::CallbackScope && s.threw => {}
+                // A callback that threw (`uncaught-exception`) throws nothing
+                // more: a make-callback's exception goes on through its
+                // caller's frames as thrown (V8 predicted its catch at the
+                // throw), and a `node::CallbackScope`'s one that throws now
+                // meets its verbose `TryCatch`.
+                Some(Frame::Native(s)) if s.threw => {}
                 Some(Frame::Native(s)) if s.kind == ScopeKind::CallbackScope => {
                     self.abort_at_throw_into(true)?
                 }

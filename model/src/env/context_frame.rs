@@ -42,8 +42,12 @@
 //! `executionAsyncResource()`); node version 20 refuses the ALS ops
 //! (`docs/spec.md`, "Node versions").
 
-use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{AlsId, AsyncContext, Observation, Op, OpKind, ResourceId, StoreValue};
+use super::async_local_storage::ResourceStores;
+use super::{not_in_family, AlsRestore, AsyncIdStack, Died, Environment, Frame, Refusal};
+use crate::vocab::NodeVersion;
+use crate::vocab::{
+    AlsId, AsyncContext, Observation, Op, OpKind, ResourceId, ResourceView, StoreValue,
+};
 use std::collections::BTreeMap;
 
 /// An `AsyncContextFrame`: each `AsyncLocalStorage` in it, and its store
@@ -148,6 +152,8 @@ struct Objects {
     /// Each storage `disable` deleted from a frame object, by the object's
     /// serial.
     disabled: std::collections::BTreeSet<(u32, AlsId)>,
+    /// v20: `storageList` and the stores kept on resource objects.
+    resource_stores: ResourceStores,
 }
 
 /// A `v8impl::AsyncContext` (`src/node_api.cc`): what `napi_async_init`
@@ -228,6 +234,25 @@ impl JsObjects {
         }
     }
 
+    /// v20's `storageList` and resource stores, if anything was stored.
+    pub fn resource_stores(&self) -> Option<&ResourceStores> {
+        self.0.as_ref().map(|o| &o.resource_stores)
+    }
+
+    /// Rename in place each resource a v20 store is kept on (the fixpoint
+    /// explorer renames the ids that name tick objects and promises:
+    /// `src/canonical.rs`).
+    pub fn rename_store_resources(&mut self, rename: &mut dyn FnMut(&mut ResourceView)) {
+        if let Some(o) = self.0.as_mut() {
+            o.resource_stores.rename_resources(rename);
+        }
+    }
+
+    /// The same, to change.
+    pub(crate) fn resource_stores_mut(&mut self) -> &mut ResourceStores {
+        &mut self.0.get_or_insert_with(Default::default).resource_stores
+    }
+
     /// Each storage made with a default.
     fn with_defaults(&self) -> impl Iterator<Item = AlsId> + '_ {
         self.0.iter().flat_map(|o| o.defaults.keys().copied())
@@ -256,9 +281,14 @@ impl<S: AsyncIdStack> Environment<S> {
         }
     }
 
-    /// What an `AsyncLocalStorage` op does.
+    /// What an `AsyncLocalStorage` op does: Node 26's, or on node version
+    /// 20 the one built on async hooks ([`super::async_local_storage`]).
     #[inline]
     pub(super) fn context_frame_effect(&mut self, op: &Op) -> Result<(), Died> {
+        if self.version == NodeVersion::V20 {
+            self.async_local_storage_v20(op);
+            return Ok(());
+        }
         match op {
             Op::AlsRun { als, store } => self.als_run(*als, Some(*store)),
             Op::AlsExit(als) => self.als_run(*als, None),
@@ -274,6 +304,24 @@ impl<S: AsyncIdStack> Environment<S> {
             _ => not_in_family(op),
         }
         Ok(())
+    }
+
+    /// The same ops on node version 20. `als-default` does nothing there:
+    /// v20's constructor takes no options.
+    fn async_local_storage_v20(&mut self, op: &Op) {
+        match op {
+            Op::AlsRun { als, store } => self.als_run_v20(*als, Some(*store)),
+            Op::AlsExit(als) => self.als_run_v20(*als, None),
+            Op::EndAlsRun => self.end_als_run(),
+            Op::AlsEnterWith { als, store } => self.als_enter_with_v20(*als, *store),
+            Op::AlsGetStore(als) => {
+                let value = self.als_get_store_v20(*als);
+                self.out.push(Observation::Store { als: *als, value });
+            }
+            Op::AlsDisable(als) => self.als_disable_v20(*als),
+            Op::AlsDefault { .. } => {}
+            _ => not_in_family(op),
+        }
     }
 }
 
@@ -318,7 +366,10 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `undefined`: what a tick's callback writes (the node side reads every
     /// storage the program made). A storage absent from the current frame
     /// answers its default, if it has one, else `undefined`.
-    pub(crate) fn stores_seen(&self) -> Vec<(AlsId, StoreValue)> {
+    pub(crate) fn stores_seen(&mut self) -> Vec<(AlsId, StoreValue)> {
+        if self.version == NodeVersion::V20 {
+            return self.stores_seen_v20();
+        }
         let storages: std::collections::BTreeSet<AlsId> = (self.context_frame.storages())
             .chain(self.js_objects.with_defaults())
             .collect();
@@ -333,32 +384,34 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `finally` will `enterWith(prior)`.
     pub(crate) fn als_run(&mut self, als: AlsId, data: Option<StoreValue>) {
         let prior = self.als_get_store(als);
-        let entered = prior != data;
-        if entered {
+        let restore = if prior != data {
             self.als_enter_with(als, data);
-        }
-        self.frames.push(Frame::AlsRun {
-            als,
-            prior,
-            entered,
-        });
+            AlsRestore::EnterWith(prior)
+        } else {
+            AlsRestore::Nothing
+        };
+        self.frames.push(Frame::AlsRun { als, restore });
     }
 
-    /// The `finally` of the innermost `als.run` or `als.exit`:
+    /// The `finally` of the innermost `als.run` or `als.exit`: on Node 26
     /// `this.enterWith(prior)` on whatever frame is current now (a store
-    /// entered inside `fn` by another storage stays). It does not run once
-    /// JS is terminated.
+    /// entered inside `fn` by another storage stays); on v20
+    /// [`Self::end_als_run_v20`]. It does not run once JS is terminated.
     pub(crate) fn end_als_run(&mut self) {
-        let Some(Frame::AlsRun {
-            als,
-            prior,
-            entered,
-        }) = self.frames.pop()
-        else {
+        let Some(Frame::AlsRun { als, restore }) = self.frames.pop() else {
             unreachable!("enabled checked that the innermost frame is an als-run")
         };
-        if entered && !self.is_stopping {
-            self.als_enter_with(als, prior);
+        if !self.is_stopping {
+            self.als_run_finally(als, restore);
+        }
+    }
+
+    /// What the `finally` of an `als.run` or `als.exit` puts back.
+    pub(crate) fn als_run_finally(&mut self, als: AlsId, restore: AlsRestore) {
+        match restore {
+            AlsRestore::EnterWith(prior) => self.als_enter_with(als, prior),
+            AlsRestore::Nothing => {}
+            v20 => self.end_als_run_v20(als, v20),
         }
     }
 

@@ -14,6 +14,7 @@
 use super::{AsyncIdStack, Environment, Frame};
 use crate::vocab::{
     AlsId, AsyncId, Facts, Family, HookId, NodeVersion, Op, OpError, OpKind, ResourceId,
+    ResourceView,
 };
 use std::fmt;
 
@@ -99,8 +100,11 @@ pub enum Refusal<'op> {
     JsWhileStopping(&'op Op),
     /// JavaScript with no native scope open.
     JsOutsideScopes(&'op Op),
-    /// An `AsyncLocalStorage` op (or `async-resource`) on node version 20.
+    /// `async-resource` on node version 20.
     AlsOnV20(&'op Op),
+    /// v20: an op that reads AsyncLocalStorage stores on
+    /// `executionAsyncResource()` where it is `undefined` or unspecified.
+    StoreWithoutResource(&'op Op, ResourceView),
     /// A `Global<Object>*` resource on node version 20.
     GlobalOnV20(ResourceId),
     /// `reset-global` on node version 20.
@@ -185,7 +189,11 @@ impl fmt::Display for Refusal<'_> {
             ),
             Refusal::AlsOnV20(op) => write!(
                 f,
-                "`{op}`: on node v20 AsyncLocalStorage is built on async hooks (it enables an init hook and calls executionAsyncResource(), so every later scope is eager), which the model does not describe; the ALS ops run on node version 26 (drop `node-version 20`)"
+                "`{op}`: on node v20 an AsyncResource captures no AsyncContextFrame (there AsyncLocalStorage keeps its stores on resource objects, copied by an init hook), so the op means nothing; it runs on node version 26 (drop `node-version 20`)"
+            ),
+            Refusal::StoreWithoutResource(op, view) => write!(
+                f,
+                "`{op}`: on node v20 AsyncLocalStorage's run, enterWith, getStore and init hook (storageHook, which runs for every new resource while a storage is enabled) read stores on executionAsyncResource(), which is {view} here (a JS context pushed without a resource, or a read of freed memory): Node throws a TypeError or reads garbage, which the model does not describe (emit-after pops such a context)"
             ),
             Refusal::GlobalOnV20(r) => write!(
                 f,
@@ -264,6 +272,8 @@ impl Refusal<'_> {
             | Refusal::HookExists(_)
             | Refusal::HookMissing(_)
             | Refusal::NoAsyncContext(_) => true,
+            // Another storage may not be enabled, so its getStore() reads nothing.
+            Refusal::StoreWithoutResource(op, _) => matches!(op, Op::AlsGetStore(_)),
             Refusal::Exited
             | Refusal::CallbackThrew(_)
             | Refusal::ThrowInListener(_)
@@ -334,6 +344,9 @@ impl<S: AsyncIdStack> Environment<S> {
         }
         if facts.runs_js {
             self.js_can_run(op)?;
+        }
+        if self.version == NodeVersion::V20 {
+            self.resource_stores_enabled(op)?;
         }
         match facts.family {
             Family::Process => self.process_enabled(op),

@@ -18,6 +18,31 @@ pub struct Hooks {
     pub trampoline_installed: bool,
 }
 
+impl Hooks {
+    /// The callbacks of an active hook: one the program created, or v20's
+    /// `storageHook` ([`STORAGE_HOOK`]).
+    pub fn callbacks(&self, hook: HookId) -> HookCallbacks {
+        if hook == STORAGE_HOOK {
+            return STORAGE_HOOK_CALLBACKS;
+        }
+        self.created[&hook]
+    }
+}
+
+/// v20's `storageHook` (`lib/async_hooks.js`), the init hook of
+/// `AsyncLocalStorage` (`super::async_local_storage`), in `active_hooks.array`
+/// while a storage is enabled; no trace names it.
+pub const STORAGE_HOOK: HookId = HookId(u32::MAX);
+
+/// `storageHook`'s callbacks: `createHook({ init })`.
+pub const STORAGE_HOOK_CALLBACKS: HookCallbacks = HookCallbacks {
+    init: true,
+    before: false,
+    after: false,
+    destroy: false,
+    promise_resolve: false,
+};
+
 /// The callback a hook emitter calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HookKind {
@@ -70,17 +95,26 @@ impl<S: AsyncIdStack> Environment<S> {
 
     /// The callbacks of `hook`, which `enabled` checked was created.
     fn hook_callbacks(&self, hook: HookId) -> HookCallbacks {
-        self.hooks.created[&hook]
+        self.hooks.callbacks(hook)
     }
 
-    /// `AsyncHook.prototype.enable`: add the hook's callbacks to the counts;
-    /// `enableHooks()` on the `kTotals` 0 → non-zero edge (`kCheck += 1`, the
-    /// trampoline is installed).
+    /// `AsyncHook.prototype.enable`: add the hook's callbacks to the counts
+    /// ([`Self::add_hook_callbacks`]) and the hook to `active_hooks.array`.
     pub(crate) fn enable_hook(&mut self, hook: HookId) {
         let cb = self.hook_callbacks(hook);
         if self.hooks.active.contains(&hook) {
             return;
         }
+        self.hooks.active.push(hook);
+        self.add_hook_callbacks(cb);
+    }
+
+    /// The counts part of `AsyncHook.prototype.enable`, for a hook with the
+    /// callbacks `cb` (one of the program's, or v20's `storageHook`): add
+    /// them to the counts; `enableHooks()` on the `kTotals` 0 → non-zero
+    /// edge (`kCheck += 1`, the trampoline is installed); then
+    /// `updatePromiseHookMode()`.
+    pub(crate) fn add_hook_callbacks(&mut self, cb: HookCallbacks) {
         let f = &mut self.async_hooks.fields;
         let prev_totals = f.k_totals;
         f.k_init += cb.init as u32;
@@ -89,7 +123,6 @@ impl<S: AsyncIdStack> Environment<S> {
         f.k_destroy += cb.destroy as u32;
         f.k_promise_resolve += cb.promise_resolve as u32;
         f.k_totals = f.k_init + f.k_before + f.k_after + f.k_destroy + f.k_promise_resolve;
-        self.hooks.active.push(hook);
         if prev_totals == 0 && f.k_totals > 0 {
             f.k_check += 1;
             self.hooks.trampoline_installed = true;
@@ -97,13 +130,21 @@ impl<S: AsyncIdStack> Environment<S> {
         self.update_promise_hook_mode();
     }
 
-    /// `AsyncHook.prototype.disable`: the reverse; `disableHooks()` on the
-    /// non-zero → 0 edge (`kCheck -= 1`, the trampoline is removed).
+    /// `AsyncHook.prototype.disable`: the reverse
+    /// ([`Self::remove_hook_callbacks`]).
     pub(crate) fn disable_hook(&mut self, hook: HookId) {
         let cb = self.hook_callbacks(hook);
         let Some(index) = self.hooks.active.iter().position(|h| *h == hook) else {
             return;
         };
+        self.hooks.active.remove(index);
+        self.remove_hook_callbacks(cb);
+    }
+
+    /// The counts part of `AsyncHook.prototype.disable`: subtract `cb`;
+    /// `disableHooks()` on the non-zero → 0 edge (`kCheck -= 1`, the
+    /// trampoline is removed, the promise hook disabled later).
+    pub(crate) fn remove_hook_callbacks(&mut self, cb: HookCallbacks) {
         let f = &mut self.async_hooks.fields;
         let prev_totals = f.k_totals;
         f.k_init -= cb.init as u32;
@@ -112,7 +153,6 @@ impl<S: AsyncIdStack> Environment<S> {
         f.k_destroy -= cb.destroy as u32;
         f.k_promise_resolve -= cb.promise_resolve as u32;
         f.k_totals = f.k_init + f.k_before + f.k_after + f.k_destroy + f.k_promise_resolve;
-        self.hooks.active.remove(index);
         if prev_totals > 0 && f.k_totals == 0 {
             f.k_check -= 1;
             self.hooks.trampoline_installed = false;
@@ -134,7 +174,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// `emitDestroyNative`): every active hook with that callback, in order.
     pub(crate) fn emit_hook(&mut self, kind: HookKind, async_id: AsyncId) {
         for hook in self.hooks.active.clone() {
-            let cb = self.hooks.created[&hook];
+            let cb = self.hooks.callbacks(hook);
             let (has, event) = match kind {
                 HookKind::Before => (cb.before, HookEvent::Before(async_id)),
                 HookKind::After => (cb.after, HookEvent::After(async_id)),
@@ -146,7 +186,11 @@ impl<S: AsyncIdStack> Environment<S> {
         }
     }
 
-    /// `emitInitNative(asyncId, type, triggerAsyncId, resource)`.
+    /// `emitInitNative(asyncId, type, triggerAsyncId, resource)`: the init
+    /// of every active hook in order, v20's `storageHook` among them
+    /// ([`Self::storage_hook_init`]), which observes nothing. An init that
+    /// throws is `fatalError` ([`Self::fatal_error`]): the hooks after it
+    /// do not run.
     pub(crate) fn emit_init_native(
         &mut self,
         async_id: AsyncId,
@@ -155,7 +199,12 @@ impl<S: AsyncIdStack> Environment<S> {
         resource: ResourceView,
     ) {
         for hook in self.hooks.active.clone() {
-            if self.hooks.created[&hook].init {
+            if hook == STORAGE_HOOK {
+                if self.storage_hook_init(resource).is_err() {
+                    self.fatal_error();
+                    return;
+                }
+            } else if self.hooks.created[&hook].init {
                 let event = HookEvent::Init {
                     async_id,
                     type_name: type_name.to_string(),

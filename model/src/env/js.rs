@@ -3,7 +3,7 @@
 
 use super::hooks::HookKind;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{AsyncId, Observation, Op, OpKind, ResourceView};
+use crate::vocab::{AsyncId, Observation, Op, OpKind, ResourceView, SIGABRT};
 
 impl<S: AsyncIdStack> Environment<S> {
     /// When a JS op of `lib/internal/async_hooks.js` can happen, beyond what
@@ -251,6 +251,29 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(crate) fn execution_async_resource(&mut self) -> ResourceView {
         self.async_hooks.fields.k_uses_execution_async_resource = 1;
         S::execution_async_resource(&mut self.async_hooks, &self.heap)
+    }
+
+    /// `fatalError(e)` (`lib/internal/async_hooks.js`), for an exception in
+    /// a hook callback: print it, then `process.abort()` under
+    /// `--abort-on-uncaught-exception` (SIGABRT), else `process.exit(1)`.
+    /// The process ends there; what the op does after it never happens
+    /// ([`crate::vocab::Runtime::apply`] drops it).
+    pub(crate) fn fatal_error(&mut self) {
+        if self.fatal.is_none() {
+            let terminal = if self.async_hooks.abort_on_uncaught_exception {
+                Observation::Aborted(SIGABRT)
+            } else {
+                Observation::Exit(1)
+            };
+            self.fatal = Some((self.out.len(), terminal));
+        }
+    }
+
+    /// What `executionAsyncResource()` would answer now, without its
+    /// effects (for [`Environment::enabled`], which changes nothing).
+    pub(crate) fn peek_execution_async_resource(&self) -> ResourceView {
+        let mut ah = self.async_hooks.clone();
+        S::execution_async_resource(&mut ah, &self.heap)
     }
 
     /// `getDefaultTriggerAsyncId()`: the default trigger id if set (>= 0),

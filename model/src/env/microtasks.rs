@@ -296,7 +296,7 @@ impl<S: AsyncIdStack> Environment<S> {
             return;
         }
         for hook in self.hooks.active.clone() {
-            if self.hooks.created[&hook].promise_resolve {
+            if self.hooks.callbacks(hook).promise_resolve {
                 self.observe_hook(hook, HookEvent::PromiseResolve(async_id));
             }
         }

@@ -19,6 +19,7 @@
 
 pub mod async_hooks;
 pub mod async_id_stack;
+pub mod async_local_storage;
 pub mod callback_scope;
 pub mod context_frame;
 pub mod enabled;
@@ -53,6 +54,22 @@ pub use tracked::{Tracked, TrackedVec};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Died(pub Observation);
 
+/// What the `finally` of `als.run(data, fn)` / `als.exit(fn)` puts back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AlsRestore {
+    /// Nothing: `fn` ran with nothing changed (`data` was the store
+    /// already; on v20, `exit` of a storage not enabled).
+    Nothing,
+    /// Node 26: `this.enterWith(prior)`, `prior = this.getStore()` at the
+    /// `run` (`lib/internal/async_local_storage/async_context_frame.js`).
+    EnterWith(Option<StoreValue>),
+    /// v20's `run`: `resource[this.kResourceStore] = oldStore` on the
+    /// resource that was current at the `run` (`lib/async_hooks.js`).
+    ResourceStore(ResourceView, Option<StoreValue>),
+    /// v20's `exit`: `this._enable()`, after `fn` ran disabled.
+    Enable,
+}
+
 /// A frame of the program's call stack that an op must end: native scopes
 /// are C++ RAII objects, the JS ones are `try`/`finally` blocks.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -72,16 +89,12 @@ pub enum Frame<S: AsyncIdStack> {
         /// `oldDefaultTriggerAsyncId`, restored by the `finally`.
         old_default_trigger_async_id: i64,
     },
-    /// Inside `als.run(data, fn)` or `als.exit(fn)` (Node 26's frame-based
-    /// `AsyncLocalStorage`).
+    /// Inside `als.run(data, fn)` or `als.exit(fn)`.
     AlsRun {
         /// The storage.
         als: AlsId,
-        /// `prior = this.getStore()`, entered again by the `finally`.
-        prior: Option<StoreValue>,
-        /// `prior` was not `data`, so `run` entered `data` and its `finally`
-        /// enters `prior` again.
-        entered: bool,
+        /// What the `finally` puts back.
+        restore: AlsRestore,
     },
     /// Inside the callback of a tick with a body (`next-tick-body`), which
     /// `processTicksAndRejections` called between its `emitBefore` and its
@@ -206,6 +219,9 @@ pub struct Environment<S: AsyncIdStack> {
     /// (the frame each `AsyncResource` captured).
     pub js_objects: Tracked<context_frame::JsObjects>,
     out: Vec<Observation>,
+    /// `fatalError` ran during the op (a hook callback threw): how many
+    /// observations came before it, and the terminal one.
+    fatal: Option<(usize, Observation)>,
     /// cfg(loom): where [`Environment::stopping`] reads the stop flag.
     #[cfg(loom)]
     stop_probe: stop::StopProbe,
@@ -246,6 +262,7 @@ impl<S: AsyncIdStack> Environment<S> {
             context_frame: Tracked::default(),
             js_objects: Tracked::default(),
             out: Vec::new(),
+            fatal: None,
             #[cfg(loom)]
             stop_probe: stop::StopProbe::default(),
         };
@@ -376,7 +393,12 @@ impl<S: AsyncIdStack> Runtime for Environment<S> {
         let result = self.dispatch(op, facts.family);
         self.ops_applied += 1;
         self.program_started |= !facts.header;
-        if let Err(Died(terminal)) = result {
+        if let Some((seen, terminal)) = self.fatal.take() {
+            // The process exited inside the op: nothing after it happened.
+            self.out.truncate(seen);
+            self.exited = true;
+            self.out.push(terminal);
+        } else if let Err(Died(terminal)) = result {
             self.exited = true;
             self.out.push(terminal);
         }

@@ -300,15 +300,7 @@ impl<S: AsyncIdStack> Environment<S> {
                     *self.context_frame = prior_context_frame;
                     self.run_in_async_scope_finally(async_id)?;
                 }
-                Some(Frame::AlsRun {
-                    als,
-                    prior,
-                    entered,
-                }) => {
-                    if entered {
-                        self.als_enter_with(als, prior);
-                    }
-                }
+                Some(Frame::AlsRun { als, restore }) => self.als_run_finally(als, restore),
                 Some(Frame::DefaultTriggerScope {
                     old_default_trigger_async_id,
                 }) => {
