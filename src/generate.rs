@@ -54,7 +54,7 @@ const MICROTASK_THROW_FACTOR: u32 = 32;
 /// How much rarer the ALS ops are on node version 20 than their weights
 /// say: drawn in one draw in this many (`run` and `enterWith` make the rest
 /// of the case eager there).
-const V20_ALS_DIVISOR: u32 = 4;
+const V20_ALS_DIVISOR: u32 = 16;
 
 /// The kinds [`V20_ALS_DIVISOR`] applies to (not `end-als-run`, which ends
 /// a frame).
@@ -199,6 +199,9 @@ pub struct CaseGen {
     after_queue_body: bool,
     /// The last op was a `promise-reject`.
     after_reject: bool,
+    /// On node version 20 the ALS ops are drawn in one draw in this many
+    /// ([`V20_ALS_DIVISOR`] unless [`CaseGen::with_v20_als_one_in`]).
+    v20_als_one_in: u32,
 }
 
 /// `phase`'s weights while it builds its stack: the kinds that deepen
@@ -235,7 +238,16 @@ impl CaseGen {
             after_disable: false,
             after_queue_body: false,
             after_reject: false,
+            v20_als_one_in: V20_ALS_DIVISOR,
         }
+    }
+
+    /// The same generator drawing the ALS ops on node version 20 in one
+    /// draw in `n` (at least 1) of those that could: the conformance run
+    /// wants them as often as on 26 (`n` = 1), the check fewer.
+    pub fn with_v20_als_one_in(mut self, n: u32) -> CaseGen {
+        self.v20_als_one_in = n.max(1);
+        self
     }
 
     /// This case's swarm.
@@ -339,7 +351,7 @@ impl CaseGen {
         // AsyncLocalStorage's init hook and `executionAsyncResource()`:
         // every scope after it is eager. The ALS ops rarer there, so that
         // the cases keep their lazy scopes (each situation in 1 % of them).
-        if eager.version == NodeVersion::V20 && !self.rng.random_ratio(1, V20_ALS_DIVISOR) {
+        if eager.version == NodeVersion::V20 && !self.rng.random_ratio(1, self.v20_als_one_in) {
             for kind in V20_RARER {
                 weights[kind as usize] = 0;
             }

@@ -39,8 +39,8 @@
 //!
 //! On v20 (and on Node 26 with `--no-async-context-frame`)
 //! `AsyncLocalStorage` is built on async hooks instead (an init hook and
-//! `executionAsyncResource()`); node version 20 refuses the ALS ops
-//! (`docs/spec.md`, "Node versions").
+//! `executionAsyncResource()`): node version 20's is
+//! [`super::async_local_storage`].
 
 use super::async_local_storage::ResourceStores;
 use super::{not_in_family, AlsRestore, AsyncIdStack, Died, Environment, Frame, Refusal};

@@ -13,7 +13,8 @@
 //! (`AsyncHook`), [`js`] (`lib/internal/async_hooks.js`), [`ticks`]
 //! (`process.nextTick`), [`microtasks`], [`rejections`], [`exceptions`]
 //! (`onGlobalUncaughtException`), [`context_frame`] (`AsyncContextFrame`
-//! and `AsyncLocalStorage`, Node 26). [`enabled`] asks the conjuncts every
+//! and `AsyncLocalStorage`, Node 26; v20's on async hooks in
+//! [`async_local_storage`]). [`enabled`] asks the conjuncts every
 //! op shares and routes to the family's; this module holds the
 //! `Environment` and routes each op to its family's effect.
 
