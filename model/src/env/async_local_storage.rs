@@ -1,6 +1,7 @@
 //! `AsyncLocalStorage` on v20, built on async hooks (`lib/async_hooks.js` of
-//! v20; Node 26 with `--no-async-context-frame` selects the same one as
-//! `lib/internal/async_local_storage/async_hooks.js`). A store is a property
+//! v20; Node 26's `--no-async-context-frame` one,
+//! `lib/internal/async_local_storage/async_hooks.js`, differs in
+//! `defaultValue` and is not modelled: `docs/node-findings.md`, F3). A store is a property
 //! of a resource object (`resource[this.kResourceStore]`) read through
 //! `executionAsyncResource()`; `storageHook`, an init hook enabled while
 //! some storage is (`storageList`), copies the current resource's stores to
@@ -230,7 +231,9 @@ impl<S: AsyncIdStack> Environment<S> {
         }
         enabled.sort();
         let resource = self.execution_async_resource();
-        let stores = self.js_objects.resource_stores_mut();
+        let Some(stores) = self.js_objects.resource_stores() else {
+            return Vec::new();
+        };
         (enabled.into_iter())
             .filter_map(|als| stores.get(resource, als).map(|v| (als, v)))
             .collect()
