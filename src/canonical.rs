@@ -114,6 +114,7 @@ fn frame<S: AsyncIdStack>(fr: &mut Frame<S>, f: &mut IdVisitor) {
             match job {
                 RunningMicrotask::Callback { resource } => promise(resource, f),
                 RunningMicrotask::Reaction { promise: p } => promise(p, f),
+                RunningMicrotask::ModuleBody => {}
             }
             match checkpoint {
                 Checkpoint::Close(sc) => scope(sc, f),
@@ -159,7 +160,7 @@ pub fn visit_env_ids<S: AsyncIdStack>(env: &mut Environment<S>, f: &mut IdVisito
         match m {
             Microtask::Callback { resource, .. } => promise(resource, f),
             Microtask::Reaction { promise: p, .. } => promise(p, f),
-            Microtask::DisablePromiseHook => {}
+            Microtask::DisablePromiseHook | Microtask::ModuleRejection { .. } => {}
         }
     }
     for p in &mut env.rejections.pending {

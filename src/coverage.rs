@@ -400,8 +400,7 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
             sink.hit(s::JS_AFTER_HANDLED_EXCEPTION);
         }
     }
-    let module_entry =
-        matches!(before.frames.first(), Some(Frame::Native(m)) if m.main_script && !m.pushed_ids);
+    let module_entry = before.frames.first().is_some_and(Frame::is_module_body);
     if module_entry && lazies && !before.is_stopping {
         sink.hit(s::MODULE_ENTRY_WITH_LAZY);
     }

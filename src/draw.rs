@@ -235,7 +235,7 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         },
         OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
         OpKind::Stop => Op::Stop,
-        OpKind::EntryModule => Op::EntryModule,
+        OpKind::EntryModule => Op::EntryModule { tla: c.ratio(3, 4) },
         OpKind::TimersScope => Op::TimersScope,
         OpKind::CloseOuter => close_outer(env, c),
         OpKind::NodeVersion => Op::NodeVersion(if c.ratio(1, 2) {

@@ -106,7 +106,7 @@ fn what_a_binary_cannot_express_is_refused_with_the_reason() {
         ("stop", "another thread"),
         ("callback-scope 5 1 R1 skip-hooks", "flags"),
         ("callback-scope 5 1 R1\nclose threw", "verbose"),
-        ("entry-module\nuncaught-exception handled", "ES module"),
+        ("entry-module\nuncaught-exception handled", "write `entry-module tla`"),
         (
             "callback-scope 5 1 R1\ncallback-scope 5 5 R2\nclose-outer 1\nuncaught-exception handled",
             "TryCatch chain",

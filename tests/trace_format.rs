@@ -41,7 +41,8 @@ fn every_form() -> Vec<(Op, &'static str)> {
     use ScopeKind::{CallbackScope, MakeCallback};
     vec![
         (Op::NoForceAsyncHooksChecks, "no-force-async-hooks-checks"),
-        (Op::EntryModule, "entry-module"),
+        (Op::EntryModule { tla: false }, "entry-module"),
+        (Op::EntryModule { tla: true }, "entry-module tla"),
         (Op::TimersScope, "timers-scope"),
         (Op::CloseOuter { outer: 1 }, "close-outer 1"),
         (Op::CloseOuter { outer: 12 }, "close-outer 12"),
@@ -792,7 +793,7 @@ fn arb_op() -> impl Strategy<Value = Op> {
     });
     prop_oneof![
         Just(Op::NoForceAsyncHooksChecks),
-        Just(Op::EntryModule),
+        any::<bool>().prop_map(|tla| Op::EntryModule { tla }),
         Just(Op::TimersScope),
         (1u32..1000).prop_map(|outer| Op::CloseOuter { outer }),
         open,

@@ -143,7 +143,7 @@ impl Decider {
         let result = env.apply(op);
         if result.is_ok() {
             match op {
-                Op::EntryModule => self.module_entry = true,
+                Op::EntryModule { .. } => self.module_entry = true,
                 Op::CloseOuter { .. } => {
                     self.try_catch_chain_broken = true;
                     self.closed_early.extend(closes_early);
@@ -205,12 +205,13 @@ impl Decider {
             Op::OpenScope { .. } => self.open_scope(op),
             Op::CloseScope { threw: true } => self.close_threw(innermost),
             Op::ResetGlobal(_) => self.reset_global(),
-            Op::EntryModule if env.program_started || self.module_entry => Some(
+            Op::EntryModule { .. } if env.program_started || self.module_entry => Some(
                 "entry-module says how the process starts (an .mjs entry): once, before every other op (but no-force-async-hooks-checks)".to_string(),
             ),
-            Op::AbortOnUncaughtException | Op::EntryModule
+            Op::AbortOnUncaughtException | Op::EntryModule { .. }
                 if (self.module_entry && *op == Op::AbortOnUncaughtException)
-                    || (*op == Op::EntryModule && env.async_hooks.abort_on_uncaught_exception) =>
+                    || (matches!(op, Op::EntryModule { .. })
+                        && env.async_hooks.abort_on_uncaught_exception) =>
             {
                 Some("--abort-on-uncaught-exception with an ES module entry: node exits with 1 there instead of aborting (the module's evaluation is a promise), which the model does not describe".to_string())
             }
@@ -246,9 +247,6 @@ impl Decider {
             Op::EmitInit { type_name, .. } if !is_token(type_name) => Some(format!(
                 "emit-init type name {type_name:?}: the program is the trace's own text, where a type name is one token of [A-Za-z0-9_.-]"
             )),
-            op if self.module_entry && queues_a_job(op) => {
-                Some("queue-microtask / promise-then (with or without a body) / promise-reject in an .mjs program: the module body itself runs in a microtask checkpoint among the ESM loader's promises (whose tracking the program switches off), which the model does not describe".to_string())
-            }
             // Everything else is one JS call (or nothing) in the program;
             // where the model rejects the op, it says why. (A new op that
             // node cannot express fails its conformance scenario.)
@@ -316,6 +314,11 @@ impl Decider {
         // there, or in a tick that process._tickCallback() ran there): V8
         // reports a queueMicrotask callback's, and rejects a reaction's
         // derived promise (the runtime's throw leaves the callback).
+        let module_body = env.catching_microtask().map(|i| &env.frames[i]);
+        if module_body.is_some_and(Frame::is_module_body) && !env.microtasks.module_top_level_await
+        {
+            return Some("uncaught-exception that leaves the body of an `entry-module` without `tla`: the program.mjs has a top-level await in its source (its header waits for v20's loader), which makes the rejection of the module's evaluation one job longer; write `entry-module tla`".to_string());
+        }
         let into_microtask = (env.frames.iter().rev())
             .find(|f| {
                 matches!(
@@ -353,7 +356,6 @@ impl Decider {
                     TickRun::TickCallback => Some("next-tick-body / end-tick: an exception from a tick that process._tickCallback() ran goes on through the JS that called it; the program cannot go on with that scope's steps after it".to_string()),
                 }
             }
-            Frame::Native(scope) if scope.main_script && self.module_entry => Some("uncaught-exception in an ES module's top level: the throw rejects the module's evaluation promise and is reported from a promise job later, not by the main-script scope".to_string()),
             Frame::Native(scope) if scope.napi => Some("uncaught-exception in a napi-make-callback: napi_make_callback calls back inside its own TryCatch (NAPI_PREAMBLE, src/node_api.cc), which keeps the exception for the module's caller: it is never reported as uncaught (write `close threw`)".to_string()),
             Frame::Native(_) if self.try_catch_chain_broken => {
                 Some(format!("uncaught-exception after a close-outer: {BROKEN_CHAIN}"))
@@ -434,14 +436,6 @@ fn unsafe_id(op: &Op) -> Option<String> {
     (op.ids().into_iter())
         .find(|id| !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(id))
         .map(|id| format!("id {id} is not a safe integer, and Node's ids are JS numbers"))
-}
-
-/// An op that queues a microtask or a promise job: the JavaScript calls of
-/// the microtask and rejection families (`queue-microtask`, `promise-then`,
-/// `promise-reject`, with or without a body; not `end-microtask`).
-fn queues_a_job(op: &Op) -> bool {
-    let facts = op.kind().facts();
-    matches!(facts.family, Family::Microtasks | Family::Rejections) && facts.runs_js
 }
 
 #[cfg(test)]
@@ -632,7 +626,6 @@ mod tests {
                 2,
                 "RunTimers' scope: a bare InternalCallbackScope",
             );
-            refused("entry-module\nuncaught-exception handled", 1, "ES module");
             // Ticks: from a callback-scope's close, written; from a
             // make-callback's close or process._tickCallback(), not.
             let tick = |open: &str| {
@@ -716,7 +709,7 @@ mod tests {
     }
 
     #[test]
-    fn an_es_module_has_no_microtask_ops() {
+    fn an_es_module_runs_microtask_ops_and_its_top_level_throw_with_tla() {
         for op in [
             "queue-microtask",
             "promise-then",
@@ -724,8 +717,24 @@ mod tests {
             "queue-microtask-body",
             "promise-then-body",
         ] {
-            assert_refused(&format!("entry-module\n{op}"), V20(), 1, ".mjs program");
-            assert_eq!(fate(op, V20()), Fate::Runs, "{op}");
+            assert_eq!(
+                fate(&format!("entry-module\n{op}"), V20()),
+                Fate::Runs,
+                "{op}"
+            );
+        }
+        // A throw that leaves the body: the program has a top-level await.
+        for tail in [
+            "uncaught-exception handled",
+            "next-tick-body\ntick-callback\nuncaught-exception unhandled",
+        ] {
+            let text = format!("entry-module\n{tail}");
+            let last = text.lines().count() - 1;
+            assert_refused(&text, V26(), last, "write `entry-module tla`");
+            assert_eq!(
+                fate(&format!("entry-module tla\n{tail}"), V26()),
+                Fate::Runs
+            );
         }
     }
 

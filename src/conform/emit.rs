@@ -141,7 +141,7 @@ impl Plan {
 /// The program for `ops` (as the model ran them, with `plan` noted along),
 /// loading the addon at `addon` and the Node-API module beside it.
 pub fn program(ops: &[Op], plan: &Plan, addon: &Path) -> Program {
-    let module = ops.contains(&Op::EntryModule);
+    let module = ops.iter().any(|op| matches!(op, Op::EntryModule { .. }));
     let js_path = |p: &Path| serde_json::to_string(&p.to_string_lossy()).unwrap_or_default();
     let prologue = RUNTIME_JS
         .replace(

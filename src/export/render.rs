@@ -42,6 +42,13 @@ const ESM_WAIT_V20: [&str; 9] = [
     "}",
 ];
 
+/// The comment of the same loop in a Node 26 test of an `entry-module tla`
+/// trace: there it waits for nothing, and is there for its `await`.
+const ESM_TLA_V26: [&str; 2] = [
+    "// A top-level await (V8 evaluates the test as an async module); Node 26's",
+    "// ES module loader has no request of its own open here, so it never waits.",
+];
+
 /// An ES module test with hooks: the ES module loader's promises settle
 /// around the module body; the model has no promises, and the conformance
 /// program switches their tracking off the same way (src/conform/node/runtime.js).
@@ -256,6 +263,11 @@ struct Writer<S: AsyncIdStack> {
     captured: BTreeSet<u32>,
     /// The test is an ES module (`entry-module`).
     module: bool,
+    /// Its source has a top-level `await` (`entry-module tla`, or any module
+    /// test on v20, which waits for the loader with one).
+    tla: bool,
+    /// A throw left the module's body: nothing after it in the body runs.
+    body_threw: bool,
     /// The keys `binding.heapCallbackScope` has handed out (`close-outer`).
     heap_scopes: usize,
     /// The op being written throws into a microtask's callback (a
@@ -785,7 +797,12 @@ impl<S: AsyncIdStack> Writer<S> {
         match op {
             Op::NoForceAsyncHooksChecks => self.no_force = true,
             Op::NodeVersion(_) => {}
-            Op::EntryModule => self.module = true,
+            Op::EntryModule { tla } => {
+                self.module = true;
+                // v20's test waits for the loader with a top-level await
+                // (ESM_WAIT_V20); on 26 one is written only for `tla`.
+                self.tla = *tla || self.a.version == NodeVersion::V20;
+            }
             Op::PromiseCatch => {
                 return refuse(i, "promise-catch is not written into a test yet")
             }
@@ -1060,6 +1077,12 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.push("Promise.reject(new Error('rejected'));");
             }
             Op::UncaughtException { handled } => {
+                let leaves_body = (self.a.catching_microtask())
+                    .is_some_and(|m| self.a.frames[m].is_module_body());
+                if leaves_body && self.tla != self.a.microtasks.module_top_level_await {
+                    return refuse(i, "a throw out of an ES module's body without `tla`: v20's test waits for the loader with a top-level await, which makes the rejection one job longer (write `entry-module tla`)");
+                }
+                self.body_threw |= leaves_body;
                 match self.a.frames.last() {
                     Some(Frame::Native(s))
                         if s.kind == ScopeKind::MakeCallback && !s.main_script =>
@@ -1393,6 +1416,8 @@ pub fn render<S: AsyncIdStack>(
         made: BTreeSet::new(),
         captured: BTreeSet::new(),
         module: false,
+        tla: false,
+        body_threw: false,
         heap_scopes: 0,
         threw_in_microtask: None,
         stopped: false,
@@ -1533,7 +1558,9 @@ pub fn render<S: AsyncIdStack>(
         w.module && w.frames.is_empty() && w.event_loop.is_none() && w.pending.is_empty();
     if w.ending.is_none() && !w.stopped {
         w.flush();
-        if !w.hooks.is_empty() || w.rejects {
+        // After a throw out of the module's body no line of block 0 runs.
+        let unreachable = module_body_only && w.body_threw;
+        if (!w.hooks.is_empty() || w.rejects) && !unreachable {
             // An ES module test that runs nothing from the event loop checks
             // at the end of its body that no hook call is left.
             let block = if module_body_only { 0 } else { w.current() };
@@ -1666,6 +1693,12 @@ impl<S: AsyncIdStack> Writer<S> {
             // What the model's `entry-module` on v20 starts from (the
             // conformance program waits the same way, src/conform/emit.rs).
             for text in ESM_WAIT_V20 {
+                d(text, &mut decls);
+            }
+        } else if self.module && self.tla {
+            // `entry-module tla` on 26: the same loop, a top-level await
+            // that does not run there (no loader request is open).
+            for text in ESM_TLA_V26.iter().chain(&ESM_WAIT_V20[2..]) {
                 d(text, &mut decls);
             }
         }

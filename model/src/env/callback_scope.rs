@@ -164,9 +164,9 @@ impl<S: AsyncIdStack> Environment<S> {
                 Err(Refusal::TimersInsideScope)
             }
             Op::TimersScope => Ok(()),
-            Op::CloseScope { .. } => {
-                self.innermost_is(OpKind::CloseScope, |f| matches!(f, Frame::Native(_)))
-            }
+            Op::CloseScope { .. } => self.innermost_is(OpKind::CloseScope, |f| {
+                matches!(f, Frame::Native(_)) || f.is_module_body()
+            }),
             Op::CloseOuter { outer } => {
                 let Some(index) = self.outer_scope_index(*outer) else {
                     let open = self.frames.iter().filter(|f| matches!(f, Frame::Native(_)));
@@ -217,6 +217,9 @@ impl<S: AsyncIdStack> Environment<S> {
                     ..scope
                 }));
                 Ok(())
+            }
+            Op::CloseScope { .. } if self.frames.last().is_some_and(Frame::is_module_body) => {
+                self.end_module_body()
             }
             Op::CloseScope { threw } => self.close_scope(*threw),
             Op::CloseOuter { outer } => self.close_outer(*outer),

@@ -33,6 +33,8 @@ pub enum FrameName {
     Tick(AsyncId),
     /// A microtask's callback.
     Microtask,
+    /// The body of an ES module entry (a microtask job).
+    ModuleBody,
     /// The `uncaughtException` listener.
     Listener,
 }
@@ -46,6 +48,7 @@ impl fmt::Display for FrameName {
             FrameName::AlsRun(als) => write!(f, "als-run {als} (or als-exit)"),
             FrameName::Tick(id) => write!(f, "the callback of tick {id}"),
             FrameName::Microtask => f.write_str("a microtask's callback"),
+            FrameName::ModuleBody => f.write_str("the ES module's body (ended by `close`)"),
             FrameName::Listener => f.write_str("the uncaughtException listener"),
         }
     }
@@ -62,6 +65,7 @@ impl<S: AsyncIdStack> Frame<S> {
             Frame::DefaultTriggerScope { .. } => FrameName::DefaultTriggerScope,
             Frame::AlsRun { als, .. } => FrameName::AlsRun(*als),
             Frame::Tick { tick, .. } => FrameName::Tick(tick.async_id),
+            f @ Frame::Microtask { .. } if f.is_module_body() => FrameName::ModuleBody,
             Frame::Microtask { .. } => FrameName::Microtask,
             Frame::Listener => FrameName::Listener,
         }
@@ -331,6 +335,10 @@ impl<S: AsyncIdStack> Environment<S> {
             if scope.is_bare() && matches!(op, Op::CloseScope { threw: true }) {
                 return Err(Refusal::BareScopeThrew);
             }
+        }
+        let module_body = self.frames.last().is_some_and(Frame::is_module_body);
+        if module_body && matches!(op, Op::CloseScope { threw: true }) {
+            return Err(Refusal::BareScopeThrew);
         }
         if facts.header && self.program_started {
             return Err(Refusal::HeaderAfterStart(op));

@@ -51,6 +51,18 @@ pub enum Microtask {
     },
     /// `disablePromiseHookIfNecessary`, queued by `disableHooks()`.
     DisablePromiseHook,
+    /// An ES module's top-level throw on its way to the loader's `catch`:
+    /// the rejection of the module's evaluation walks `await`
+    /// continuations, each a reaction job queued when the one before runs;
+    /// the last (`hops` = 1) calls `triggerUncaughtException(err, true)`
+    /// ([`Environment::module_rejection_hops`]). No hook sees these jobs
+    /// (the promise hooks are off in a module program).
+    /// The handler runs with whatever `uncaughtException` listener the
+    /// program has then (the throw set it; a later throw may change it).
+    ModuleRejection {
+        /// The jobs left, this one included.
+        hops: u8,
+    },
 }
 
 /// A microtask with a body whose callback is running: what is left of its
@@ -70,6 +82,15 @@ pub enum RunningMicrotask {
         /// The derived promise's ids.
         promise: PromiseIds,
     },
+    /// The body of an ES module entry (`entry-module`): `ModuleJob.run`
+    /// evaluates the module after an `await`
+    /// (`lib/internal/modules/esm/module_job.js`), so the body is the
+    /// continuation of an async function, a V8 `PromiseReactionJob` run by
+    /// the checkpoint of the outermost `InternalCallbackScope::Close`. It
+    /// has no resource and no promise the model tracks (promise hooks are
+    /// off in an `entry-module` program: [`Microtasks::module_entry`]); its
+    /// end is the trace's `close` of the main script.
+    ModuleBody,
 }
 
 /// Who performed the microtask checkpoint a microtask with a body runs in,
@@ -121,6 +142,22 @@ pub struct Microtasks {
     pub want_promise_hook: bool,
     /// `stopPromiseHook` is set: the hooks installed.
     pub installed: Option<PromiseHookMode>,
+    /// The program is an ES module entry (`entry-module`), which runs with
+    /// the promise hooks off: its harness (the conformance runtime, the
+    /// exported test) makes `internal/promise_hooks`' `createHook` a no-op,
+    /// so [`Environment::update_promise_hook_mode`] installs nothing. Why:
+    /// once installed, the ES module loader's own `await`s after the body
+    /// (`await this.module.evaluate()`, `lib/internal/modules/esm/module_job.js`)
+    /// make promises whose hooks run in the body's checkpoint, ids and jobs
+    /// that differ per node version and belong to the loader, not the
+    /// program (docs/spec.md, `entry-module`).
+    pub module_entry: bool,
+    /// The ES module has a top-level `await` in its source (`entry-module
+    /// tla`): V8 evaluates it as an async module
+    /// (`SourceTextModule::ExecuteAsyncModule`,
+    /// `deps/v8/src/objects/source-text-module.cc`), whose rejection reaches
+    /// the promise `evaluate()` returned through one more reaction.
+    pub module_top_level_await: bool,
 }
 
 impl<S: AsyncIdStack> Environment<S> {
@@ -136,7 +173,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 Err(Refusal::MicrotaskTriggerInvalid(trigger))
             }
             Op::EndMicrotask => self.innermost_is(OpKind::EndMicrotask, |f| {
-                matches!(f, Frame::Microtask { .. })
+                matches!(f, Frame::Microtask { job, .. } if *job != RunningMicrotask::ModuleBody)
             }),
             Op::QueueMicrotask | Op::QueueMicrotaskBody | Op::PromiseThen | Op::PromiseThenBody => {
                 Ok(())
@@ -169,6 +206,10 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(crate) fn update_promise_hook_mode(&mut self) {
         let f = &self.async_hooks.fields;
         self.microtasks.want_promise_hook = true;
+        if self.microtasks.module_entry {
+            // `createHook` is the harness's no-op: nothing is installed.
+            return;
+        }
         let init = if f.k_init > 0 {
             Some(PromiseInitHook::Init)
         } else if f.k_destroy > 0 {
@@ -374,6 +415,18 @@ impl<S: AsyncIdStack> Environment<S> {
                     }
                     continue;
                 }
+                Microtask::ModuleRejection { hops } => {
+                    if hops > 1 {
+                        let next = Microtask::ModuleRejection { hops: hops - 1 };
+                        self.microtasks.queue.push_back(next);
+                    } else {
+                        // triggerUncaughtException(err, true): the
+                        // handler, in this job, at the checkpoint's ids.
+                        let handled = self.rejections.uncaught_listener;
+                        self.uncaught_exception_handler(handled)?;
+                    }
+                    continue;
+                }
             };
             if body {
                 self.frames.push(Frame::Microtask {
@@ -403,6 +456,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.run_in_async_scope_finally(async_id)
             }
             RunningMicrotask::Reaction { promise } => self.promise_after(promise),
+            RunningMicrotask::ModuleBody => Ok(()),
         }
     }
 
@@ -498,8 +552,35 @@ impl<S: AsyncIdStack> Environment<S> {
                 }
                 self.uncaught_exception_handler(handled)?;
             }
+            RunningMicrotask::ModuleBody => {
+                // The body's job ends; V8 rejects the promise `evaluate()`
+                // returned, and the loader's awaits carry it on.
+                // The program's listener is the one this throw chose.
+                *self.context_frame = prior_context_frame;
+                self.rejections.uncaught_listener = handled;
+                let hops = self.module_rejection_hops();
+                (self.microtasks.queue).push_back(Microtask::ModuleRejection { hops });
+            }
         }
         self.resume_checkpoint(checkpoint)
+    }
+
+    /// How many jobs an ES module's top-level throw takes to reach
+    /// `triggerUncaughtException(err, true /* fromPromise */)`, the job that
+    /// throws it included: each `await` between the evaluation and the
+    /// loader's `catch` is one reaction job. v20: 3 (`module_job.js` L325
+    /// `await this.module.evaluate()` → `loader.js` L606 `await
+    /// moduleJob.run()` → `run_main.js` L117, catch L118-L126). Node 26: 4
+    /// (`module_job.js` L569 → `loader.js` L650, the async arrow inside
+    /// `onImport.tracePromise` → the job that rejects `import()`'s own
+    /// promise, `loader.js` L635 → `run_main.js` L105, catch L106-L114).
+    /// One more for a module with a top-level `await` in its source.
+    pub fn module_rejection_hops(&self) -> u8 {
+        let loader = match self.version {
+            NodeVersion::V20 => 3,
+            NodeVersion::V26 => 4,
+        };
+        loader + u8::from(self.microtasks.module_top_level_await)
     }
 
     /// The innermost frame, a microtask's callback, taken off: its job,
@@ -541,6 +622,17 @@ impl<S: AsyncIdStack> Environment<S> {
         self.finish_microtask(job)?;
         *self.context_frame = prior_context_frame;
         self.resume_checkpoint(checkpoint)
+    }
+
+    /// `close` at the end of an ES module's body (`entry-module`): the
+    /// body's job returns (it has no `finally`, no hook), V8 puts back the
+    /// frame current before it, and the checkpoint of the main script's
+    /// `Close` goes on: every microtask the body queued, in order, then the
+    /// rest of `Close` (`perform_stopping_check`, the `kTotals` CHECK, the
+    /// ticks). Checked on v20.20.2 and 26.12.1
+    /// (`tests/scenarios/esm-body-is-a-microtask-job.trace`).
+    pub(crate) fn end_module_body(&mut self) -> Result<(), Died> {
+        self.end_microtask()
     }
 
     /// The checkpoint `site` goes on: the rest of the queue, then the site's

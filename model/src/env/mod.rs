@@ -138,9 +138,27 @@ impl<S: AsyncIdStack> Frame<S> {
             Frame::DefaultTriggerScope { .. } => Op::ExitDefaultTriggerScope,
             Frame::AlsRun { .. } => Op::EndAlsRun,
             Frame::Tick { .. } => Op::EndTick,
+            // The module body's job ends as the trace's `close` of the
+            // main script (`entry-module`).
+            Frame::Microtask {
+                job: microtasks::RunningMicrotask::ModuleBody,
+                ..
+            } => Op::CloseScope { threw: false },
             Frame::Microtask { .. } => Op::EndMicrotask,
             Frame::Listener => Op::EndListener,
         }
+    }
+
+    /// The body of an ES module entry, a microtask job
+    /// ([`microtasks::RunningMicrotask::ModuleBody`]).
+    pub fn is_module_body(&self) -> bool {
+        matches!(
+            self,
+            Frame::Microtask {
+                job: microtasks::RunningMicrotask::ModuleBody,
+                ..
+            }
+        )
     }
 
     /// The `InternalCallbackScope` whose `Close` is still running under this

@@ -5,6 +5,8 @@
 //! `Environment::ExitEnv` from another thread (`src/env.cc`).
 
 use super::async_id_stack::FrameRestore;
+use super::context_frame::ContextFrame;
+use super::microtasks::{Checkpoint, RunningMicrotask};
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::Op;
 
@@ -18,7 +20,7 @@ impl<S: AsyncIdStack> Environment<S> {
             Op::NoForceAsyncHooksChecks if self.async_hooks.fields.k_check == 0 => {
                 Err(Refusal::ChecksAlreadyOff)
             }
-            Op::EntryModule => match self.frames.as_slice() {
+            Op::EntryModule { .. } => match self.frames.as_slice() {
                 [Frame::Native(main)] if main.pushed_ids => Ok(()),
                 _ => Err(Refusal::ModuleNotFirst),
             },
@@ -38,7 +40,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 self.async_hooks.fields.k_check -= 1;
                 Ok(())
             }
-            Op::EntryModule => self.enter_module(),
+            Op::EntryModule { tla } => self.enter_module(*tla),
             Op::NodeVersion(version) => {
                 self.version = *version;
                 Ok(())
@@ -55,12 +57,28 @@ impl<S: AsyncIdStack> Environment<S> {
         }
     }
 
-    /// `entry-module`: `StartExecution` opened the main-script scope and the
-    /// ES module loader runs the module body in the microtask checkpoint of
-    /// that scope's `Close`, after its `pop_async_context(1)`: the frame
-    /// stays (depth 1), its context is gone, and its close does the rest of
-    /// `Close` (the `kTotals` CHECK, the ticks).
-    fn enter_module(&mut self) -> Result<(), Died> {
+    /// `entry-module`: `StartExecution` opened the main-script scope
+    /// (`src/node.cc`), and `asyncRunEntryPointWithESMLoader`
+    /// (`lib/internal/modules/run_main.js`) runs the module body as a V8
+    /// microtask job: `ModuleJob.run` evaluates it after an `await`
+    /// (`lib/internal/modules/esm/module_job.js`). That job runs in the
+    /// microtask checkpoint of the outermost `InternalCallbackScope::Close`
+    /// (`src/api/callback.cc`), after its `pop_async_context`: Node 26's
+    /// main-script scope; on v20, whose loader reads the file with
+    /// `fs/promises`, the `Close` of the last file request's
+    /// `InternalCallbackScope` (`FileHandle::CloseReq::Resolve`,
+    /// `src/node_file.cc`), which the model does not tell apart (both at
+    /// callback-scope depth 1, on an empty stack, at (0, 0)). So the main
+    /// scope is popped here, and the body is a [`Frame::Microtask`] of job
+    /// [`RunningMicrotask::ModuleBody`] whose checkpoint is that `Close`:
+    /// while it runs, V8's `PerformCheckpoint` returns at once
+    /// (`IsRunningMicrotasks()`), so `process._tickCallback()` runs ticks
+    /// and no microtask, and a native scope's `Close` inside it runs
+    /// neither (depth 2). The trace's `close` ends the body's job: the rest
+    /// of the queue, then the rest of `Close` (the `kTotals` CHECK, the
+    /// ticks). From here on the promise hooks stay off
+    /// ([`super::microtasks::Microtasks::module_entry`]).
+    fn enter_module(&mut self, tla: bool) -> Result<(), Died> {
         let Some(Frame::Native(main)) = self.frames.first() else {
             unreachable!("enabled checked that the main-script scope is open")
         };
@@ -72,9 +90,20 @@ impl<S: AsyncIdStack> Environment<S> {
             open: &self.frames,
         };
         S::leave_scope(&mut self.async_hooks, async_id, entered, serial, frame)?;
-        if let Some(Frame::Native(main)) = self.frames.first_mut() {
-            main.pushed_ids = false;
-        }
+        let Some(Frame::Native(mut main)) = self.frames.pop() else {
+            unreachable!("the main-script scope is the one frame")
+        };
+        main.pushed_ids = false;
+        main.prior_context_frame = ContextFrame::default();
+        self.microtasks.module_entry = true;
+        self.microtasks.module_top_level_await = tla;
+        // The checkpoint: V8 runs the job in the frame it captured (none
+        // yet), and puts back the current one after it.
+        self.frames.push(Frame::Microtask {
+            job: RunningMicrotask::ModuleBody,
+            checkpoint: Checkpoint::Close(Box::new(main)),
+            prior_context_frame: ContextFrame::clone(&self.context_frame),
+        });
         Ok(())
     }
 }

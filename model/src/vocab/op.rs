@@ -23,10 +23,17 @@ pub enum Op {
     /// `--no-force-async-hooks-checks` (`AsyncHooks::no_force_checks`): a
     /// header op, before any other op but `entry-module`.
     NoForceAsyncHooksChecks,
-    /// The main entry point is an ES module: its body runs in the microtask
-    /// checkpoint of the main-script scope's `Close`, after the pop, so at
-    /// (0, 0) on an empty stack. A header op, like `no-force-async-hooks-checks`.
-    EntryModule,
+    /// The main entry point is an ES module: its body is a microtask job,
+    /// run in the checkpoint of the main-script scope's `Close` after the
+    /// pop, so at (0, 0) on an empty stack, and ended by `close`. A header
+    /// op, like `no-force-async-hooks-checks`. `entry-module tla`: the
+    /// module has a top-level `await` in its source (executed or not),
+    /// which V8 evaluates as an async module: a throw out of its body takes
+    /// one more job to reach the loader.
+    EntryModule {
+        /// The source has a top-level `await`.
+        tla: bool,
+    },
     /// Open a native scope (`InternalCallbackScope` constructor, or
     /// `InternalMakeCallback` up to the call of the callback).
     OpenScope {
@@ -549,7 +556,7 @@ impl Op {
     pub fn kind(&self) -> OpKind {
         match self {
             Op::NoForceAsyncHooksChecks => OpKind::NoForceAsyncHooksChecks,
-            Op::EntryModule => OpKind::EntryModule,
+            Op::EntryModule { .. } => OpKind::EntryModule,
             Op::OpenScope {
                 kind: ScopeKind::CallbackScope,
                 ..
@@ -643,7 +650,7 @@ impl Op {
             Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => vec![*async_id],
             Op::EnterDefaultTriggerScope { trigger_async_id } => vec![*trigger_async_id],
             Op::NoForceAsyncHooksChecks
-            | Op::EntryModule
+            | Op::EntryModule { .. }
             | Op::AbortOnUncaughtException
             | Op::CloseScope { .. }
             | Op::CloseOuter { .. }
@@ -787,6 +794,13 @@ impl fmt::Display for Op {
                 write!(f, "{k} {}", if *handled { "handled" } else { "unhandled" })
             }
             Op::NodeVersion(v) => write!(f, "{k} {v}"),
+            Op::EntryModule { tla } => {
+                if *tla {
+                    write!(f, "{k} tla")
+                } else {
+                    write!(f, "{k}")
+                }
+            }
             Op::AlsRun { als, store } | Op::AlsEnterWith { als, store } => {
                 write!(f, "{k} {als} {store}")
             }
@@ -811,7 +825,6 @@ impl fmt::Display for Op {
             Op::NoForceAsyncHooksChecks
             | Op::AbortOnUncaughtException
             | Op::EndAlsRun
-            | Op::EntryModule
             | Op::TimersScope
             | Op::ExitRunInAsyncScope
             | Op::ExitDefaultTriggerScope
@@ -865,7 +878,11 @@ impl Op {
         };
         let op = match kind {
             OpKind::NoForceAsyncHooksChecks => Op::NoForceAsyncHooksChecks,
-            OpKind::EntryModule => Op::EntryModule,
+            OpKind::EntryModule => Op::EntryModule {
+                tla: t
+                    .optional_word(&["tla"], "\"tla\" or end of line")?
+                    .is_some(),
+            },
             OpKind::TimersScope => Op::TimersScope,
             OpKind::CloseOuter => {
                 const WHAT: &str = "how many native scopes are inside the one closed (1 or more)";

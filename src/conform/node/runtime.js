@@ -419,6 +419,7 @@ let pc = 0; // offset in S of the next op
 let opIndex = 0; // its index in the trace
 let plan = { ids: {}, napi: {} };
 let mainFrame = null;
+let moduleEntry = false; // the trace has `entry-module`: program.mjs
 
 function record(kind) {
   return { kind, closed: false, early: false, ended: false };
@@ -524,6 +525,11 @@ function plain(i, t, self) {
         rejected.push(at.derived);
         throw new Error('scopecheck: thrown in a reaction');
       }
+      // Out of an ES module's body: it rejects the module's evaluation,
+      // which the loader reports jobs later; the body's job is over and no
+      // `close` of the main script follows (takeClose must not take the
+      // next op for it).
+      if (at === mainFrame && moduleEntry) mainFrame.closed = true;
       uncaught(t[1] === 'handled');
       break;
     }
@@ -677,7 +683,8 @@ function runTrace(trace, p) {
   S = trace;
   plan = p;
   const has = (op) => new RegExp(`^${op}$`, 'm').test(S);
-  if (has('entry-module')) {
+  moduleEntry = has('entry-module(?: tla)?');
+  if (moduleEntry) {
     // An ES module entry runs Node's ESM loader, whose promises settle
     // around the module body; the model has no promises, and the CommonJS
     // programs make none: async_hooks' promise tracking is switched off
