@@ -205,6 +205,11 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "v20-storage-enabled-in-lazy",
         "node version 20: the first AsyncLocalStorage run or enterWith (its init hook enabled, executionAsyncResource() read, the store written on the lazy scope's resource) inside a lazy scope",
     ),
+    // Issue 50: the ES module body is a microtask job.
+    (
+        "module-body-tick-callback-with-lazy",
+        "process._tickCallback() in an ES module's body (a microtask job: it runs the ticks and no microtask) with microtasks queued and a lazy scope open",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -286,11 +291,13 @@ pub mod situation {
     pub const LISTENER_OPENS_LAZY_WITH_LAZY: usize = 48;
     // Issue 24: v20's AsyncLocalStorage.
     pub const V20_STORAGE_ENABLED_IN_LAZY: usize = 49;
+    // Issue 50: the ES module body is a microtask job.
+    pub const MODULE_BODY_TICK_CALLBACK_WITH_LAZY: usize = 50;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 50;
+pub const SITUATION_COUNT: usize = 51;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -403,6 +410,9 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
     let module_entry = before.frames.first().is_some_and(Frame::is_module_body);
     if module_entry && lazies && !before.is_stopping {
         sink.hit(s::MODULE_ENTRY_WITH_LAZY);
+        if matches!(op, Op::TickCallback) && !before.microtasks.queue.is_empty() {
+            sink.hit(s::MODULE_BODY_TICK_CALLBACK_WITH_LAZY);
+        }
     }
     if matches!(op, Op::NextTick { .. } | Op::NextTickBody)
         && before.js_running()
@@ -988,6 +998,10 @@ mod tests {
             (
                 s::V20_STORAGE_ENABLED_IN_LAZY,
                 "v20-storage-enabled-in-lazy",
+            ),
+            (
+                s::MODULE_BODY_TICK_CALLBACK_WITH_LAZY,
+                "module-body-tick-callback-with-lazy",
             ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);

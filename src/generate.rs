@@ -419,6 +419,22 @@ impl CaseGen {
                 return Some(op);
             }
         }
+        // In an ES module's body with a native scope open and no hook on:
+        // a job queued, then process._tickCallback(), which runs the ticks
+        // and no microtask there (module-body-tick-callback-with-lazy).
+        if f.k_totals == 0
+            && eager.async_callback_scope_depth > 1
+            && eager.frames.first().is_some_and(Frame::is_module_body)
+            && eager.js_running()
+        {
+            if eager.microtasks.queue.is_empty() {
+                if self.ratio(1, 8) {
+                    return Some(Op::QueueMicrotask);
+                }
+            } else if self.ratio(1, 4) {
+                return Some(Op::TickCallback);
+            }
+        }
         // A reaction queued in the outermost scope with promise hooks on:
         // its close runs it in its checkpoint (promise-hooks-at-outermost-close).
         if eager.async_callback_scope_depth == 1

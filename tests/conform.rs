@@ -198,6 +198,7 @@ fn random_cases_agree_on_every_binary() {
             );
         }
         assert!(s.js_after_handled_exception > 0, "{s}");
+        assert!(s.module_entries_with_microtasks > 0, "{s}");
     }
 }
 

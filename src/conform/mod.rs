@@ -33,7 +33,7 @@ pub use scenarios::ScenarioReport;
 
 use crate::generate::CaseGen;
 use model::env::Frame;
-use model::vocab::{trace, AsyncId, NodeVersion, Observation, Op, OpError, ResourceView};
+use model::vocab::{trace, AsyncId, Family, NodeVersion, Observation, Op, OpError, ResourceView};
 use model::Eager;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -172,6 +172,9 @@ pub struct Verdict {
     /// addon calling into JS again in a `node::CallbackScope`, RunTimers
     /// calling its callback again).
     pub js_after_handled_exception: bool,
+    /// An exception left an ES module's body (`entry-module`): the
+    /// rejection of its evaluation, reported jobs later.
+    pub module_body_threw: bool,
 }
 
 impl Verdict {
@@ -232,6 +235,7 @@ struct Prepared {
     max_stack_length: u32,
     after_main: bool,
     js_after_handled_exception: bool,
+    module_body_threw: bool,
     /// The first op node cannot express.
     refusal: Option<Unsupported>,
 }
@@ -255,6 +259,7 @@ fn prepare(input: &[Op], capabilities: Capabilities) -> Result<Prepared, Conform
         max_stack_length: env.async_hooks.fields.k_stack_length,
         after_main: false,
         js_after_handled_exception: false,
+        module_body_threw: false,
         refusal: None,
     };
     for (i, op) in input.iter().enumerate() {
@@ -293,6 +298,10 @@ impl Prepared {
         }
         self.plan.before(index, env, &op);
         self.after_main |= env.frames.is_empty();
+        if matches!(op, Op::UncaughtException { .. }) {
+            let job = env.catching_microtask().map(|i| &env.frames[i]);
+            self.module_body_threw |= job.is_some_and(Frame::is_module_body);
+        }
         if let Some(Frame::Native(scope)) = env.frames.last() {
             self.js_after_handled_exception |= scope.handled_exception && !op.closes_frame();
         }
@@ -509,6 +518,7 @@ impl Harness {
             max_stack_length: run.max_stack_length,
             after_main: run.after_main,
             js_after_handled_exception: run.js_after_handled_exception,
+            module_body_threw: run.module_body_threw,
         };
         if let Some(dir) = keep {
             std::fs::write(dir.join("verdict.txt"), verdict.to_string())
@@ -588,6 +598,15 @@ impl Harness {
                     if v.js_after_handled_exception {
                         summary.js_after_handled_exception += 1;
                     }
+                    if v.ops.iter().any(|op| matches!(op, Op::EntryModule { .. })) {
+                        summary.module_entries += 1;
+                        if v.ops.iter().any(queues_a_job) {
+                            summary.module_entries_with_microtasks += 1;
+                        }
+                        if v.module_body_threw {
+                            summary.module_body_threw += 1;
+                        }
+                    }
                     summary.deepest = summary.deepest.max(v.max_stack_length);
                     let ending = match v.model.iter().flatten().last() {
                         Some(Observation::CorruptedStack { .. }) => "corrupted stack".to_string(),
@@ -644,9 +663,13 @@ pub fn conform_trace(ops: &[Op], keep: Option<&Path>) -> Result<Verdict, Conform
     Harness::shared()?.conform_trace(ops, keep)
 }
 
-/// The longest random case [`conform_random`] draws (closes appended for
-/// open frames come on top).
+/// The longest random case [`conform_random`] draws (a first
+/// `node-version`, a first `entry-module` and closes appended for open
+/// frames come on top).
 pub const CASE_OPS: usize = 40;
+
+/// [`random_case`] starts one case in this many with `entry-module tla`.
+pub const MODULE_ENTRY_ONE_IN: u64 = 8;
 
 /// Random case `case` of the run with `seed` for a binary with
 /// `capabilities`: the shared generator's ([`CaseGen`]: each op drawn from
@@ -669,10 +692,26 @@ pub fn random_case(seed: u64, case: u64, capabilities: Capabilities) -> Vec<Op> 
     if capabilities.node_version != NodeVersion::V26 {
         keep(&mut env, Op::NodeVersion(capabilities.node_version));
     }
+    // One case in MODULE_ENTRY_ONE_IN starts as an ES module (with a
+    // top-level await, as the program has one), on top of the generator's
+    // own draws of `entry-module`: the module body is where the checkpoint
+    // rules differ (docs/spec.md, `entry-module`).
+    if case % MODULE_ENTRY_ONE_IN == MODULE_ENTRY_ONE_IN - 1 {
+        keep(&mut env, Op::EntryModule { tla: true });
+    }
     while let Some(op) = gen.next_op(&env) {
         keep(&mut env, op);
     }
     ops
+}
+
+/// An op that queues a microtask or a promise job: the JavaScript calls of
+/// the microtask and rejection families (`queue-microtask`, `promise-then`,
+/// `promise-reject`, `promise-catch`, with or without a body; not
+/// `end-microtask`).
+pub fn queues_a_job(op: &Op) -> bool {
+    let facts = op.kind().facts();
+    matches!(facts.family, Family::Microtasks | Family::Rejections) && facts.runs_js
 }
 
 /// A random case: number, trace, and its verdict.
@@ -736,6 +775,14 @@ pub struct ConformReport {
     /// Compared cases where JS ran in a native scope after a handled
     /// uncaught exception in it ([`Verdict::js_after_handled_exception`]).
     pub js_after_handled_exception: usize,
+    /// Compared cases with an ES module entry (`entry-module`).
+    pub module_entries: usize,
+    /// Those of them whose body, or a job it queued, queues a microtask or
+    /// a promise job ([`queues_a_job`]).
+    pub module_entries_with_microtasks: usize,
+    /// Those of them where an exception left the module's body
+    /// ([`Verdict::module_body_threw`]).
+    pub module_body_threw: usize,
 }
 
 impl ConformReport {
@@ -794,6 +841,11 @@ impl fmt::Display for ConformReport {
             f,
             "cases with JS in a scope after a handled exception in it: {}",
             self.js_after_handled_exception
+        )?;
+        writeln!(
+            f,
+            "ES module entries: {} cases, {} with microtask ops, {} with a throw out of the body",
+            self.module_entries, self.module_entries_with_microtasks, self.module_body_threw
         )?;
         writeln!(
             f,
@@ -966,7 +1018,9 @@ mod tests {
             for case in 0..200 {
                 let ops = random_case(7, case, caps);
                 assert_eq!(ops, random_case(7, case, caps));
-                assert!(ops.len() <= CASE_OPS + 1, "case {case}: {}", ops.len());
+                // A v20 case's `node-version 20` and a forced
+                // `entry-module tla` come on top of the drawn ops.
+                assert!(ops.len() <= CASE_OPS + 2, "case {case}: {}", ops.len());
                 if let Err(e) = prepare(&ops, caps) {
                     panic!("case {case} ({caps:?}): {e}\n{}", trace::print(&ops));
                 }
@@ -977,8 +1031,9 @@ mod tests {
     /// Each situation of what real programs do (an ES module entry,
     /// RunTimers' scope, a scope closed out of order, JS after a handled
     /// exception in a scope), and on Node 26 the Global holders and the ALS
-    /// ops, is in at least 2 % of the random cases: the generator's draws
-    /// reach conformance through the decider.
+    /// ops, is in at least 2 % of the random cases, an ES module with
+    /// microtask ops in 10 %, a throw out of its body in 1 %: the
+    /// generator's draws reach conformance through the decider.
     #[test]
     fn random_cases_draw_what_real_programs_do() {
         for caps in [Capabilities::default(), Capabilities::node26()] {
@@ -990,6 +1045,13 @@ mod tests {
                     ops.iter().map(|op| op.kind().name()).collect();
                 if run.js_after_handled_exception {
                     kinds.insert("JS after a handled exception");
+                }
+                let module = kinds.contains("entry-module");
+                if module && ops.iter().any(queues_a_job) {
+                    kinds.insert("an ES module with microtask ops");
+                }
+                if run.module_body_threw {
+                    kinds.insert("a throw out of an ES module's body");
                 }
                 for kind in kinds {
                     *cases_with.entry(kind).or_default() += 1;
@@ -1009,6 +1071,15 @@ mod tests {
             for kind in wanted {
                 let n = cases_with.get(kind).copied().unwrap_or(0);
                 assert!(n >= 20, "{kind}: in {n} of 1000 cases ({caps:?})");
+            }
+            // Issue 50: one case in ten at least is an ES module whose
+            // body queues jobs, one in a hundred throws out of its body.
+            for (kind, least) in [
+                ("an ES module with microtask ops", 100),
+                ("a throw out of an ES module's body", 10),
+            ] {
+                let n = cases_with.get(kind).copied().unwrap_or(0);
+                assert!(n >= least, "{kind}: in {n} of 1000 cases ({caps:?})");
             }
         }
     }
