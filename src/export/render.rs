@@ -268,6 +268,9 @@ struct Writer<S: AsyncIdStack> {
     tla: bool,
     /// A throw left the module's body: nothing after it in the body runs.
     body_threw: bool,
+    /// That throw found no listener: the loader's report of it, jobs
+    /// later, exits with 1 (`uncaught-exception unhandled`).
+    module_rejection_unhandled: bool,
     /// The keys `binding.heapCallbackScope` has handed out (`close-outer`).
     heap_scopes: usize,
     /// The op being written throws into a microtask's callback (a
@@ -1083,6 +1086,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     return refuse(i, "a throw out of an ES module's body without `tla`: v20's test waits for the loader with a top-level await, which makes the rejection one job longer (write `entry-module tla`)");
                 }
                 self.body_threw |= leaves_body;
+                self.module_rejection_unhandled |= leaves_body && !handled;
                 match self.a.frames.last() {
                     Some(Frame::Native(s))
                         if s.kind == ScopeKind::MakeCallback && !s.main_script =>
@@ -1323,7 +1327,12 @@ impl<S: AsyncIdStack> Writer<S> {
                     });
                 }
                 Observation::CheckFailed(c) => self.ending = Some(Ending::Check(*c)),
-                Observation::Exit(1) if matches!(op, Op::UncaughtException { .. }) => {
+                // At the throw, or (out of an ES module's body) at the op
+                // whose checkpoint runs the loader's last job.
+                Observation::Exit(1)
+                    if matches!(op, Op::UncaughtException { .. })
+                        || self.module_rejection_unhandled =>
+                {
                     self.ending = Some(Ending::Uncaught)
                 }
                 Observation::Exit(code) => {
@@ -1418,6 +1427,7 @@ pub fn render<S: AsyncIdStack>(
         module: false,
         tla: false,
         body_threw: false,
+        module_rejection_unhandled: false,
         heap_scopes: 0,
         threw_in_microtask: None,
         stopped: false,
