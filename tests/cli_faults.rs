@@ -471,6 +471,52 @@ fn input_errors_are_bounded_and_placed() {
     }
 }
 
+/// A trace read from a pipe (`cat T | scopecheck run /dev/stdin`) runs as
+/// the same file does, for `run`, `run --json` and `replay`: the input that
+/// is not a regular file is read once and held (a second open of a pipe
+/// found it empty, and the run passed with no step: issue 51).
+#[test]
+fn a_trace_from_a_pipe_runs_as_the_file_does() {
+    let dir = temp_dir("pipe");
+    let passing = "callback-scope 5 1 R1\n  execution-async-id\n  => executionAsyncId = 5\nclose\n";
+    let failing = passing.replace("= 5", "= 6");
+    for (name, trace, code) in [("passing", passing, 0), ("failing", failing.as_str(), 1)] {
+        let file = dir.join(format!("{name}.trace"));
+        std::fs::write(&file, trace).unwrap();
+        for args in [&["run"][..], &["run", "--json"], &["replay"]] {
+            let from_file = run_within(
+                scopecheck().args(args).arg(p(&file)),
+                Duration::from_secs(30),
+            );
+            let mut child = scopecheck()
+                .args(args)
+                .arg("/dev/stdin")
+                .stdin(Stdio::piped())
+                .spawn()
+                .expect("scopecheck starts");
+            let mut stdin = child.stdin.take().expect("a pipe");
+            stdin.write_all(trace.as_bytes()).unwrap();
+            drop(stdin);
+            let from_pipe = wait_within(child, Duration::from_secs(30)).expect("it ends");
+            let what = format!("{args:?} {name}: {}", text(&from_pipe.stderr));
+            assert_eq!(from_file.status.code(), Some(code), "{what}");
+            assert_eq!(from_pipe.status.code(), Some(code), "{what}");
+            // The same steps printed (the file's name aside).
+            let file_name = p(&file).to_string();
+            let steps = |out: &Output, name: &str| text(&out.stdout).replace(name, "FILE");
+            assert_eq!(
+                steps(&from_file, &file_name),
+                steps(&from_pipe, "/dev/stdin"),
+                "{what}"
+            );
+            assert!(
+                text(&from_pipe.stdout).contains("execution-async-id"),
+                "{what}"
+            );
+        }
+    }
+}
+
 /// Run `command` and return its exit code and peak resident set in KiB:
 /// the last `VmHWM` of `/proc/PID/status` read while it ran, every 5 ms
 /// (`wait4`'s `ru_maxrss` would count the test process's own memory, which

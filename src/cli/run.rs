@@ -225,7 +225,8 @@ impl Printer for Json {
 /// ends the run with an error at its line, column 1 (exit code 2), after
 /// the ops before it were printed (in JSON, the document is closed with
 /// `rejected` set). Memory holds the model and one step, whatever the
-/// trace's length.
+/// trace's length (and the trace's text for input that is not a regular
+/// file, [`TraceFile`]).
 pub fn execute(args: &RunArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let trace = TraceFile::open(&args.file, args.node_version)?;
     let mut printer: Box<dyn Printer> = if args.json {

@@ -145,7 +145,7 @@ pub struct Microtasks {
     /// The program is an ES module entry (`entry-module`), which runs with
     /// the promise hooks off: its harness (the conformance runtime, the
     /// exported test) makes `internal/promise_hooks`' `createHook` a no-op,
-    /// so [`Environment::update_promise_hook_mode`] installs nothing. Why:
+    /// so `update_promise_hook_mode` installs nothing. Why:
     /// once installed, the ES module loader's own `await`s after the body
     /// (`await this.module.evaluate()`, `lib/internal/modules/esm/module_job.js`)
     /// make promises whose hooks run in the body's checkpoint, ids and jobs
