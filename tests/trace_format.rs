@@ -546,6 +546,13 @@ fn malformed_inputs_report_line_column_and_what_was_expected() {
     // Out-of-range integers.
     assert_error("emit-destroy 9223372036854775808", 1, 14, "out of range");
     assert_error("reset-global R4294967296", 1, 14, "out of range");
+    // The last hook number is Node's own (v20's storageHook): issue 51.
+    for op in ["create-hook", "enable-hook", "disable-hook"] {
+        let text = format!("{op} H4294967295 init");
+        let column = op.len() + 2;
+        assert_error(&text, 1, column, "Node's own hook");
+    }
+    assert_error("create-hook H4294967296 init", 1, 13, "out of range");
     assert_error(
         "node-version 22",
         1,

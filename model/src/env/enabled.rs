@@ -135,6 +135,9 @@ pub enum Refusal<'op> {
     },
     /// `create-hook` of a hook that exists.
     HookExists(HookId),
+    /// `create-hook` of the id the model keeps for Node's own hook (v20's
+    /// `storageHook`, [`super::hooks::STORAGE_HOOK`]).
+    HookReserved(HookId),
     /// `enable-hook` or `disable-hook` of a hook never created.
     HookMissing(HookId),
     /// `queue-microtask` whose `AsyncResource` would throw for its trigger.
@@ -225,6 +228,10 @@ impl fmt::Display for Refusal<'_> {
                 "close-outer {outer}: that is {scope}, and only a node::CallbackScope that an addon opened is deleted out of order"
             ),
             Refusal::HookExists(hook) => write!(f, "hook {hook} was already created"),
+            Refusal::HookReserved(hook) => write!(
+                f,
+                "hook {hook} is the model's name for Node's own hook (v20's AsyncLocalStorage storageHook); name the trace's hook otherwise"
+            ),
             Refusal::HookMissing(hook) => write!(
                 f,
                 "hook {hook} was never created (create-hook {hook} ...)"
@@ -274,6 +281,7 @@ impl Refusal<'_> {
             | Refusal::TooFewNativeScopes { .. }
             | Refusal::NotAnAddonScope { .. }
             | Refusal::HookExists(_)
+            | Refusal::HookReserved(_)
             | Refusal::HookMissing(_)
             | Refusal::NoAsyncContext(_) => true,
             // Another storage may not be enabled, so its getStore() reads nothing.

@@ -61,6 +61,9 @@ impl<S: AsyncIdStack> Environment<S> {
     #[inline]
     pub(super) fn hooks_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
+            Op::CreateHook { hook, .. } if *hook == STORAGE_HOOK => {
+                Err(Refusal::HookReserved(*hook))
+            }
             Op::CreateHook { hook, .. } if self.hooks.created.contains_key(hook) => {
                 Err(Refusal::HookExists(*hook))
             }
@@ -233,5 +236,41 @@ impl<S: AsyncIdStack> Environment<S> {
         }
         self.async_hooks.cost.crossings += 1;
         self.emit_hook(HookKind::After, async_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::STORAGE_HOOK;
+    use crate::vocab::{HookCallbacks, NodeVersion, Op, OpError, Runtime};
+    use crate::Eager;
+
+    /// The id the model keeps for v20's `storageHook` is not a trace's
+    /// hook: `create-hook` of it is refused (before issue 51 it was
+    /// created, its `init` shown nowhere, and its `disable-hook` dropped
+    /// the storage hook), and so are `enable-hook` / `disable-hook` of it.
+    #[test]
+    fn the_storage_hooks_id_is_not_a_traces_hook() {
+        for version in [NodeVersion::V20, NodeVersion::V26] {
+            let mut env = Eager::for_version(version);
+            let callbacks = HookCallbacks {
+                init: true,
+                ..HookCallbacks::default()
+            };
+            let create = Op::CreateHook {
+                hook: STORAGE_HOOK,
+                callbacks,
+            };
+            match env.apply(&create) {
+                Err(OpError::Impossible(why)) => assert!(why.contains("Node's own hook"), "{why}"),
+                other => panic!("{version}: create-hook {STORAGE_HOOK} gave {other:?}"),
+            }
+            for op in [Op::EnableHook(STORAGE_HOOK), Op::DisableHook(STORAGE_HOOK)] {
+                assert!(
+                    matches!(env.apply(&op), Err(OpError::Impossible(_))),
+                    "{version}: {op}"
+                );
+            }
+        }
     }
 }

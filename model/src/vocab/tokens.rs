@@ -233,7 +233,20 @@ impl<'a> Tokens<'a> {
     pub(super) fn hook(&mut self) -> Result<HookId, ParseError> {
         const WHAT: &str = "a hook (H<n>)";
         let t = self.expect(WHAT)?;
-        self.numbered(t, 'H', WHAT).map(HookId)
+        let n = self.numbered(t, 'H', WHAT)?;
+        if n == u32::MAX {
+            // The model's name for v20's AsyncLocalStorage `storageHook`
+            // (`model::env::hooks::STORAGE_HOOK`): Node's own, not the trace's.
+            return Err(self.error(
+                t.column,
+                format!(
+                    "{WHAT}: {} is the model's name for Node's own hook (v20's AsyncLocalStorage storageHook); a trace's hooks are H0 to H{}",
+                    quote(t.text),
+                    u32::MAX - 1
+                ),
+            ));
+        }
+        Ok(HookId(n))
     }
 
     /// One of `words`, or nothing; anything else is an error.

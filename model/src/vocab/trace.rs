@@ -24,8 +24,10 @@
 //!   rest of the line, trimmed, is appended to [`Step::expected`] of the most
 //!   recent op. An expectation before any op, or an empty one, is an error.
 //! * Ids are `i64` written as `-?[0-9]+`; resources are `R<n>` and hooks
-//!   `H<n>` with `n` a `u32` written in decimal digits; `AsyncLocalStorage`
-//!   instances are `A<n>` and store values `u32`s (`als-run A1 3`).
+//!   `H<n>` with `n` a `u32` written in decimal digits (a hook's below
+//!   `u32::MAX`, the model's name for Node's own v20 `storageHook`);
+//!   `AsyncLocalStorage` instances are `A<n>` and store values `u32`s
+//!   (`als-run A1 3`).
 //! * `node-version 20|26` names the node version the trace is for; a
 //!   header op, like `no-force-async-hooks-checks` (26 without it).
 //! * The optional words after a scope's resource (`skip-hooks`,
