@@ -92,6 +92,8 @@ pub enum Refusal<'op> {
     HeaderAfterStart(&'op Op),
     /// `no-force-async-hooks-checks` a second time.
     ChecksAlreadyOff,
+    /// `node-version` a second time (the first named this one).
+    VersionAlreadyNamed(NodeVersion),
     /// `promise-catch` with no rejected promise left without a handler.
     NoRejectedPromise,
     /// `uncaught-exception` with `--abort-on-uncaught-exception` in a native
@@ -177,6 +179,10 @@ impl fmt::Display for Refusal<'_> {
                 "{op} describes how the process starts: only before every other op"
             ),
             Refusal::ChecksAlreadyOff => f.write_str("no-force-async-hooks-checks is given once"),
+            Refusal::VersionAlreadyNamed(v) => write!(
+                f,
+                "node-version is given once, and the trace already said `node-version {v}`"
+            ),
             Refusal::AbortInsideReaction => f.write_str(
                 "uncaught-exception with --abort-on-uncaught-exception in a scope opened inside a promise reaction's callback: both binaries report it as without the flag there (no abort), which the model does not explain (V8's catch prediction in a promise job); not described",
             ),
@@ -292,6 +298,7 @@ impl Refusal<'_> {
             | Refusal::ListenerOnlyAtNativeScope(_)
             | Refusal::HeaderAfterStart(_)
             | Refusal::ChecksAlreadyOff
+            | Refusal::VersionAlreadyNamed(_)
             | Refusal::NoRejectedPromise
             | Refusal::AbortInsideReaction
             | Refusal::ModuleNotFirst

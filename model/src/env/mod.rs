@@ -231,6 +231,8 @@ pub struct Environment<S: AsyncIdStack> {
     pub program_started: bool,
     /// The node version (`node-version`; 26 unless a trace says 20).
     pub version: NodeVersion,
+    /// A `node-version` op ran: the trace named its version (once).
+    pub version_named: bool,
     /// The current `AsyncContextFrame` (V8's continuation-preserved
     /// embedder data), Node 26.
     pub context_frame: Tracked<ContextFrame>,
@@ -278,6 +280,7 @@ impl<S: AsyncIdStack> Environment<S> {
             ops_applied: 0,
             program_started: false,
             version: NodeVersion::default(),
+            version_named: false,
             context_frame: Tracked::default(),
             js_objects: Tracked::default(),
             out: Vec::new(),

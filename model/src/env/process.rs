@@ -20,6 +20,9 @@ impl<S: AsyncIdStack> Environment<S> {
             Op::NoForceAsyncHooksChecks if self.async_hooks.fields.k_check == 0 => {
                 Err(Refusal::ChecksAlreadyOff)
             }
+            Op::NodeVersion(_) if self.version_named => {
+                Err(Refusal::VersionAlreadyNamed(self.version))
+            }
             Op::EntryModule { .. } => match self.frames.as_slice() {
                 [Frame::Native(main)] if main.pushed_ids => Ok(()),
                 _ => Err(Refusal::ModuleNotFirst),
@@ -43,6 +46,7 @@ impl<S: AsyncIdStack> Environment<S> {
             Op::EntryModule { tla } => self.enter_module(*tla),
             Op::NodeVersion(version) => {
                 self.version = *version;
+                self.version_named = true;
                 Ok(())
             }
             Op::Stop => {
@@ -105,5 +109,35 @@ impl<S: AsyncIdStack> Environment<S> {
             prior_context_frame: ContextFrame::clone(&self.context_frame),
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::vocab::{NodeVersion, Op, OpError, Runtime};
+    use crate::Eager;
+
+    /// `node-version` is given once: a second one is refused, whichever it
+    /// names (before issue 51 the last one won silently).
+    #[test]
+    fn a_second_node_version_is_refused() {
+        for (first, second) in [
+            (NodeVersion::V20, NodeVersion::V26),
+            (NodeVersion::V26, NodeVersion::V20),
+            (NodeVersion::V20, NodeVersion::V20),
+        ] {
+            let mut env = Eager::new();
+            assert!(env.apply(&Op::NodeVersion(first)).is_ok());
+            match env.apply(&Op::NodeVersion(second)) {
+                Err(OpError::Impossible(why)) => {
+                    assert!(why.contains("given once"), "{why}")
+                }
+                other => panic!("node-version {first} then {second}: {other:?}"),
+            }
+            assert_eq!(env.version, first);
+        }
+        // A version the environment was built for is not one the trace named.
+        let mut env = Eager::for_version(NodeVersion::V20);
+        assert!(env.apply(&Op::NodeVersion(NodeVersion::V20)).is_ok());
     }
 }
