@@ -243,6 +243,30 @@ fn destinations_are_checked_before_the_work() {
     );
 }
 
+/// `conform --keep DIR` where DIR cannot be made: refused before the first
+/// case (exit 2, naming the path), not found by every case (before issue
+/// 51: 300 errors and exit 1). Needs no node: the check comes first.
+#[test]
+fn an_unusable_keep_directory_is_refused_before_the_work() {
+    let dir = temp_dir("keep");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let keep = file.join("kept");
+    let out = run_within(
+        scopecheck()
+            .args(["conform", "--cases", "300", "--keep"])
+            .arg(&keep),
+        Duration::from_secs(20),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a-file/kept") && stderr.contains("not a directory"),
+        "{stderr}"
+    );
+    assert!(!text(&out.stdout).contains("conformance:"), "no case ran");
+}
+
 /// A summary to a full device: the counterexample is printed and saved
 /// first, the failure names the path, and the exit code is the verdict's.
 #[test]

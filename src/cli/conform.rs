@@ -114,6 +114,11 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let keep = args.keep.as_deref();
+    // An unusable --keep is refused before the first case (exit 2); one
+    // that fills up stops the run (exit 3, Harness::keep_write).
+    if let Some(dir) = keep {
+        crate::files::check_dir(dir).map_err(CliError::Usage)?;
+    }
     crate::interrupt::install()
         .map_err(|e| CliError::Environment(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     let mut harness = harness(args)?;

@@ -92,6 +92,15 @@ impl Health {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Stop the run now, for `why` (a destination that cannot be written:
+    /// every later case would fail the same way).
+    fn stop_now(&self, why: String) {
+        let mut state = self.lock();
+        if state.broken.is_none() {
+            state.broken = Some(why);
+        }
+    }
+
     /// Record a run: started, or failed with `failure` (how it looked).
     fn record(&self, node: &Path, failure: Option<String>) {
         let mut state = self.lock();
@@ -532,18 +541,22 @@ impl Harness {
         let ext = if module { "mjs" } else { "js" };
         let path = match keep {
             Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| io_err(&format!("create {}", dir.display()), e))?;
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    return Err(self.keep_failed(&format!("create {}", dir.display()), e));
+                }
+                self.keep_write(&dir.join(format!("program.{ext}")), source)?;
                 dir.join(format!("program.{ext}"))
             }
             None => {
                 let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-                self.work_dir
-                    .join(format!("p{}-{n}.{ext}", std::process::id()))
+                let path = self
+                    .work_dir
+                    .join(format!("p{}-{n}.{ext}", std::process::id()));
+                std::fs::write(&path, source)
+                    .map_err(|e| io_err(&format!("write {}", path.display()), e))?;
+                path
             }
         };
-        std::fs::write(&path, source)
-            .map_err(|e| io_err(&format!("write {}", path.display()), e))?;
         let bound = stdout_bound(source.len());
         let mut result = self.run_file(&path, args, bound);
         // A start that timed out before the prologue finished says nothing
@@ -562,6 +575,24 @@ impl Harness {
                 .record(&self.node, not_started(&result, self.timeout));
         }
         result
+    }
+
+    /// Write a file of `--keep` (a program, its output, the verdict). If it
+    /// cannot be written (a full disk, a read-only file system that
+    /// `check_dir` did not see), what was written of it is removed and the
+    /// run stops: every later case would fail the same way.
+    pub fn keep_write(&self, path: &Path, text: &str) -> Result<(), ConformError> {
+        std::fs::write(path, text).map_err(|e| {
+            let _ = std::fs::remove_file(path);
+            self.keep_failed(&format!("write {}", path.display()), e)
+        })
+    }
+
+    /// A `--keep` destination failed: the run stops, for that reason.
+    fn keep_failed(&self, what: &str, e: std::io::Error) -> ConformError {
+        let why = format!("--keep: cannot {what}: {e}; the run stops here");
+        self.health.stop_now(why.clone());
+        ConformError::Io(why)
     }
 
     fn run_file(&self, path: &Path, args: &[String], bound: u64) -> Result<NodeRun, ConformError> {

@@ -475,8 +475,7 @@ impl Harness {
                 ("stderr.txt", node_run.stderr.clone()),
             ];
             for (name, text) in files {
-                std::fs::write(dir.join(name), text)
-                    .map_err(|e| ConformError::Io(format!("write {name}: {e}")))?;
+                self.keep_write(&dir.join(name), &text)?;
             }
         }
         if !output.started {
@@ -521,8 +520,7 @@ impl Harness {
             module_body_threw: run.module_body_threw,
         };
         if let Some(dir) = keep {
-            std::fs::write(dir.join("verdict.txt"), verdict.to_string())
-                .map_err(|e| ConformError::Io(format!("write verdict.txt: {e}")))?;
+            self.keep_write(&dir.join("verdict.txt"), &verdict.to_string())?;
         }
         Ok(verdict)
     }
