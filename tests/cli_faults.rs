@@ -267,6 +267,23 @@ fn an_unusable_keep_directory_is_refused_before_the_work() {
     assert!(!text(&out.stdout).contains("conformance:"), "no case ran");
 }
 
+/// `plumbing fuzz-trace` reads at most 1 MiB: an endless input
+/// (`/dev/zero`) is refused at once with exit 2, naming the file (before
+/// issue 51 it was read without a bound).
+#[test]
+fn fuzz_trace_reads_a_bounded_input() {
+    let out = run_within(
+        scopecheck().args(["plumbing", "fuzz-trace", "/dev/zero"]),
+        Duration::from_secs(20),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("/dev/zero: larger than 1048576 bytes"),
+        "{stderr}"
+    );
+}
+
 /// A summary to a full device: the counterexample is printed and saved
 /// first, the failure names the path, and the exit code is the verdict's.
 #[test]
