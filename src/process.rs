@@ -221,6 +221,9 @@ mod unix {
     struct Group {
         child: Child,
         reaped: bool,
+        /// Its slot in [`crate::interrupt`]'s registry of groups, which a
+        /// second SIGINT or SIGTERM kills before the tool exits.
+        slot: Option<usize>,
     }
 
     impl Group {
@@ -260,9 +263,13 @@ mod unix {
             Ok(self.child.try_wait()?.is_some())
         }
 
-        /// Kill what is left of the group and reap the leader.
+        /// Kill what is left of the group and reap the leader (taken off
+        /// the registry first, while its id cannot be reused).
         fn finish(&mut self) -> io::Result<ExitStatus> {
             self.kill();
+            if let Some(slot) = self.slot.take() {
+                crate::interrupt::unregister_child(slot);
+            }
             let status = self.child.wait();
             self.reaped = true;
             status
@@ -341,9 +348,13 @@ mod unix {
                 })
             }
         };
+        let slot = i32::try_from(child.id())
+            .ok()
+            .and_then(crate::interrupt::register_child);
         let mut group = Group {
             child,
             reaped: false,
+            slot,
         };
         let result = pump(&mut group, &mut stdin, on_stdout, &mut stderr, limits);
         let status = group.finish();

@@ -760,3 +760,74 @@ fn an_interrupted_conform_sums_up_and_cleans_up() {
     );
     assert!(programs_left(&dir).is_empty(), "{:?}", programs_left(&dir));
 }
+
+/// Whether process `pid` is running (not gone, not a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+/// Two SIGINTs at once end `conform` at once (exit 130), and the node
+/// children still running go with it, their own children too: the second
+/// signal kills every child's process group before the process exits
+/// (before issue 51 they ran on, `sleep 600` and all). The programs it
+/// left are removed by the next run on the same directory.
+#[test]
+fn two_interrupts_end_conform_and_its_children() {
+    let dir = temp_dir("two-interrupts");
+    let pids = dir.join("pids");
+    // The probes answer; every program starts a sleeper of its own and
+    // hangs, noting both pids.
+    let body = format!(
+        "[ \"$1\" = -e ] && exec \"$REAL\" \"$@\"\necho $$ >> '{0}'\nsleep 600 &\necho $! >> '{0}'\nwait",
+        p(&pids)
+    );
+    let node = wrapper(&dir, &body);
+    let child = conform(&dir, &node, "600", &["--cases", "300"])
+        .spawn()
+        .expect("it starts");
+    let start = Instant::now();
+    let noted = || std::fs::read_to_string(&pids).unwrap_or_default();
+    while noted().lines().count() < 2 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(noted().lines().count() >= 2, "no program started");
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(3));
+    signal(&child, libc::SIGINT);
+    let out = wait_within(child, Duration::from_secs(30)).expect("it stops");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    // SIGKILL is delivered at once; give the kernel a moment to reap.
+    let left = |deadline: Instant| loop {
+        let alive: Vec<i32> = (noted().lines())
+            .filter_map(|l| l.trim().parse().ok())
+            .filter(|&pid| running(pid))
+            .collect();
+        if alive.is_empty() || Instant::now() > deadline {
+            return alive;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let alive = left(Instant::now() + Duration::from_secs(5));
+    for &pid in &alive {
+        // SAFETY: kill(2) on a process this test's wrapper started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(
+        alive.is_empty(),
+        "still running after conform exited: {alive:?}"
+    );
+    // The next run on the same directory removes what the first left.
+    let (real, _) = real_node();
+    let out = run_within(
+        &mut conform(&dir, &real, "60", &["--cases", "1"]),
+        Duration::from_secs(180),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(programs_left(&dir).is_empty(), "{:?}", programs_left(&dir));
+}

@@ -243,6 +243,44 @@ fn tool(env: &str, name: &str, hint: &str) -> Result<PathBuf, ConformError> {
     })
 }
 
+/// Remove the programs (`p<PID>-<N>.js`, `.mjs`) that a run which no
+/// longer exists left in `work_dir`: one ended at once by a second SIGINT
+/// or SIGTERM (`crate::interrupt`), or killed. A live run's are left alone.
+fn remove_orphan_programs(work_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(work_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix('p'))
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() as i32 && !process_exists(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process `pid` exists (`kill(pid, 0)` does not fail with
+/// `ESRCH`).
+#[cfg(unix)]
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 sends nothing; it only checks the pid.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Whether a process `pid` exists: assumed, where it cannot be asked.
+#[cfg(not(unix))]
+fn process_exists(_pid: i32) -> bool {
+    true
+}
+
 fn io_err(what: &str, e: std::io::Error) -> ConformError {
     ConformError::Io(format!("{what}: {e}"))
 }
@@ -459,6 +497,7 @@ impl Harness {
         let work_dir = dir.join("runs");
         std::fs::create_dir_all(&work_dir)
             .map_err(|e| io_err(&format!("create {}", work_dir.display()), e))?;
+        remove_orphan_programs(&work_dir);
         Ok(Harness {
             node,
             node_version,
