@@ -831,3 +831,46 @@ fn two_interrupts_end_conform_and_its_children() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(programs_left(&dir).is_empty(), "{:?}", programs_left(&dir));
 }
+
+/// An interrupt while the addon builds leaves none of the compiler's
+/// temporary files: the compiler writes them to a directory of the build
+/// (its `TMPDIR`), removed on every path (before issue 51 they stayed in
+/// `/tmp`, the compiler being killed with its group).
+#[test]
+fn an_interrupted_addon_build_leaves_no_temporary_files() {
+    let dir = temp_dir("interrupted-build");
+    let seen = dir.join("tmpdir-seen");
+    // A compiler that, for the build itself, writes a temporary file where
+    // it is told to and hangs; anything else goes to the real one.
+    let cxx = dir.join("cxx");
+    std::fs::write(
+        &cxx,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *-shared*) ;; *) exec g++ \"$@\" ;; esac\necho x > \"${{TMPDIR:-/tmp}}/ccscopecheck$$.o\"\necho \"${{TMPDIR:-/tmp}}\" > '{}'\nexec sleep 600\n",
+            p(&seen)
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (real, _) = real_node();
+    let child = conform(&dir, &real, "60", &["--cases", "1"])
+        .env("SCOPECHECK_CXX", &cxx)
+        .spawn()
+        .expect("it starts");
+    let start = Instant::now();
+    while !seen.exists() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let tmpdir = std::fs::read_to_string(&seen).expect("the compiler ran");
+    let tmpdir = PathBuf::from(tmpdir.trim());
+    signal(&child, libc::SIGINT);
+    let out = wait_within(child, Duration::from_secs(30)).expect("it stops");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        tmpdir.starts_with(dir.join("build")),
+        "the compiler's TMPDIR {} is not the build's",
+        tmpdir.display()
+    );
+    assert!(!tmpdir.exists(), "{} was left", tmpdir.display());
+}

@@ -243,25 +243,32 @@ fn tool(env: &str, name: &str, hint: &str) -> Result<PathBuf, ConformError> {
     })
 }
 
-/// Remove the programs (`p<PID>-<N>.js`, `.mjs`) that a run which no
-/// longer exists left in `work_dir`: one ended at once by a second SIGINT
+/// Remove what a run which no longer exists left in `dir`, named
+/// `<prefix><PID>-...`: the programs of `runs/` (`p<PID>-<N>.js`), the
+/// sources, outputs and compiler scratch directories of an addon build
+/// (`addon-<PID>-<N>.*`). Such a run was ended at once by a second SIGINT
 /// or SIGTERM (`crate::interrupt`), or killed. A live run's are left alone.
-fn remove_orphan_programs(work_dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(work_dir) else {
+fn remove_orphans(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix('p'))
+            .and_then(|n| n.strip_prefix(prefix))
             .and_then(|n| n.split_once('-'))
             .and_then(|(pid, _)| pid.parse::<i32>().ok())
         else {
             continue;
         };
         if pid != std::process::id() as i32 && !process_exists(pid) {
-            let _ = std::fs::remove_file(entry.path());
+            let path = entry.path();
+            if path.is_dir() {
+                let _ = std::fs::remove_dir_all(&path);
+            } else {
+                let _ = std::fs::remove_file(&path);
+            }
         }
     }
 }
@@ -477,6 +484,7 @@ impl Harness {
         let build_dir = dir.join(&node_version);
         std::fs::create_dir_all(&build_dir)
             .map_err(|e| io_err(&format!("create {}", build_dir.display()), e))?;
+        remove_orphans(&build_dir, "addon-");
         let std = cxx_standard(&headers);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ADDON_CC.hash(&mut h);
@@ -497,7 +505,7 @@ impl Harness {
         let work_dir = dir.join("runs");
         std::fs::create_dir_all(&work_dir)
             .map_err(|e| io_err(&format!("create {}", work_dir.display()), e))?;
-        remove_orphan_programs(&work_dir);
+        remove_orphans(&work_dir, "p");
         Ok(Harness {
             node,
             node_version,
@@ -805,7 +813,15 @@ fn build_module(
         .arg(&source)
         .arg("-o")
         .arg(&tmp);
+    // The compiler's own temporary files (`cc*.s`, `cc*.o`) go to a
+    // directory of this build, removed on every path: a compiler killed
+    // with its group (an interrupt, the time limit) cannot remove them.
+    let scratch = dir.join(format!("addon-{}-{n}.tmpdir", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| io_err(&format!("create {}", scratch.display()), e))?;
+    command.env("TMPDIR", &scratch);
     let output = process::run(&mut command, None, &Limits::new(COMPILE_TIMEOUT));
+    let _ = std::fs::remove_dir_all(&scratch);
     let _ = std::fs::remove_file(&source);
     let output = output.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
