@@ -54,9 +54,9 @@ impl std::error::Error for Unsupported {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decider {
     capabilities: Capabilities,
-    /// `entry-module` ran: the program is an `.mjs` file. The model keeps
-    /// only its effect (the main script's ids popped), and that only while
-    /// the main script's scope is open.
+    /// `entry-module` ran: the program is an `.mjs` file, whose body the
+    /// model runs as a microtask job in the main script's `Close`
+    /// (docs/spec.md, `entry-module`).
     module_entry: bool,
     /// A `close-outer` ran: V8's TryCatch chain lost the TryCatches of the
     /// scopes inside the deleted one, so exceptions are refused from then on.

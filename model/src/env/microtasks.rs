@@ -565,10 +565,10 @@ impl<S: AsyncIdStack> Environment<S> {
         self.resume_checkpoint(checkpoint)
     }
 
-    /// How many jobs an ES module's top-level throw takes to reach
-    /// `triggerUncaughtException(err, true /* fromPromise */)`, the job that
-    /// throws it included: each `await` between the evaluation and the
-    /// loader's `catch` is one reaction job. v20: 3 (`module_job.js` L325
+    /// How many jobs, after the body's, an ES module's top-level throw takes
+    /// to reach `triggerUncaughtException(err, true /* fromPromise */)`,
+    /// which the last of them calls: each `await` between the evaluation
+    /// and the loader's `catch` is one reaction job. v20: 3 (`module_job.js` L325
     /// `await this.module.evaluate()` → `loader.js` L606 `await
     /// moduleJob.run()` → `run_main.js` L117, catch L118-L126). Node 26: 4
     /// (`module_job.js` L569 → `loader.js` L650, the async arrow inside

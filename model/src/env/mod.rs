@@ -114,6 +114,8 @@ pub enum Frame<S: AsyncIdStack> {
     /// (`queue-microtask-body`, `promise-then-body`), which a microtask
     /// checkpoint runs (`lib/internal/process/task_queues.js`,
     /// `runMicrotask`; V8's promise reaction job); ended by `end-microtask`.
+    /// Also an ES module's body (`entry-module`: job
+    /// [`microtasks::RunningMicrotask::ModuleBody`]), ended by `close`.
     Microtask {
         /// What is left of the job: its resource, or the derived promise.
         job: microtasks::RunningMicrotask,
