@@ -1,6 +1,7 @@
 //! The lockstep harness and command-line tool around the eager model
 //! (`model/`) and the lazy implementation (`impl/`).
 
+pub mod bench;
 pub mod canonical;
 pub mod check;
 pub mod cli;

@@ -1,0 +1,9 @@
+//! `scopecheck bench` (issue 52): Node's own `benchmark/napi/make_callback`
+//! on two real binaries, compared as `benchmark/compare.js` and
+//! `benchmark/compare.R` compare them. What is here so far: the statistics
+//! of the table ([`stats`]: Welch's t-test, the confidence stars, the
+//! accuracy at 95 / 99 / 99.9 %), checked against R's and SciPy's
+//! figures. The addon, the runs and the command come next (the issue's
+//! points 1, 3 and 4).
+
+pub mod stats;
