@@ -6,6 +6,7 @@
 
 mod binaries;
 
+mod bench;
 mod cli_check;
 mod cli_faults;
 mod cli_run;
