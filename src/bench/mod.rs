@@ -3,9 +3,11 @@
 //! `benchmark/compare.R` compare them. What is here so far: the statistics
 //! of the table ([`stats`]: Welch's t-test, the confidence stars, the
 //! accuracy at 95 / 99 / 99.9 %), checked against R's and SciPy's
-//! figures; the addon and one timed run on a binary ([`runner`]). The
-//! command, its table and the instruction count come next (the issue's
-//! points 1 to 4).
+//! figures; the addon and one timed run on a binary ([`runner`]); the runs
+//! of two binaries, alternated, and compare.R's table ([`table`]), which
+//! `scopecheck bench` prints. The instruction count
+//! (`--measure instructions`) comes next.
 
 pub mod runner;
 pub mod stats;
+pub mod table;

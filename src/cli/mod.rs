@@ -2,7 +2,7 @@
 //! subcommand.
 //!
 //! The top level holds the jobs a reviewer runs (`check`, `explore`, `run`,
-//! `replay`, `conform`, `mutants`, `export`); chores and scale-out sit under
+//! `replay`, `conform`, `mutants`, `export`, `bench`); chores and scale-out sit under
 //! `plumbing` ([`plumbing`]).
 //!
 //! Every subcommand reports a failure as a [`CliError`], printed as
@@ -13,6 +13,7 @@
 //! interrupted by SIGINT or SIGTERM. To add a subcommand, add a module with
 //! an `Args` struct and an `execute` function and a variant of [`Command`].
 
+pub mod bench;
 pub mod check;
 pub mod conform;
 pub mod error;
@@ -122,6 +123,9 @@ pub enum Command {
     Conform(conform::ConformArgs),
     /// Run the random check against every deliberate mistake of the lazy design.
     Mutants(mutants::MutantsArgs),
+    /// Node's benchmark/napi/make_callback on two binaries (`--node OLD
+    /// --node NEW`), compared as benchmark/compare.R compares them.
+    Bench(bench::BenchArgs),
     /// Write the suite's cases as Node core tests for the pull request
     /// (`--prove`: build and run them on both binaries, and their wrong
     /// variants).
@@ -145,6 +149,7 @@ pub fn main() -> ExitCode {
         Command::Mutants(args) => mutants::execute(args, &mut out),
         Command::Explore(args) => explore::execute(args, &mut out),
         Command::Export(args) => export::execute(args, &mut out),
+        Command::Bench(args) => bench::execute(args, &mut out),
         Command::Plumbing(args) => plumbing::execute(args, &mut out),
     };
     let flushed = out.flush().map_err(CliError::Output);

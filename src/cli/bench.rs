@@ -1,0 +1,93 @@
+//! `scopecheck bench --node OLD --node NEW`: Node's
+//! `benchmark/napi/make_callback` on two real binaries (the three kinds of
+//! call, at each `--n`), `--runs` fresh processes of each, alternated, and
+//! the table of `benchmark/compare.R` (src/bench). A reviewer runs it as
+//! `--node <base build> --node <pull request build>`. Exit codes: 0 the
+//! table printed; 2 bad arguments; 3 a binary, its headers or the compiler
+//! missing or failing; 128 + the signal on SIGINT / SIGTERM (the runs so
+//! far are dropped: a row needs all of its runs).
+
+use super::CliError;
+use crate::bench::runner::Bench;
+use crate::bench::table::{self, Measure};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `scopecheck bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The two node binaries, old first (`--node BASE --node PR`); each
+    /// needs its C++ headers at PREFIX/include/node.
+    #[arg(long, value_name = "PATH", num_args = 1, required = true)]
+    pub node: Vec<PathBuf>,
+    /// Runs of each binary for each kind and size (Node's benchmark
+    /// compare: 30).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub runs: u32,
+    /// Calls per run; several give several rows (Node's: 1e6 and 1e7).
+    #[arg(long = "n", value_name = "N", num_args = 1.., default_values_t = [1_000_000u64, 10_000_000], value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub n: Vec<u64>,
+    /// What a rate is computed from.
+    #[arg(long, value_enum, default_value_t = Measure::Wall)]
+    pub measure: Measure,
+    /// The time limit of one run, in seconds.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+}
+
+/// Run `scopecheck bench`.
+pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    if args.node.len() != 2 {
+        return Err(CliError::Usage(format!(
+            "give two binaries, old then new (--node OLD --node NEW); {} given",
+            args.node.len()
+        )));
+    }
+    crate::interrupt::install()
+        .map_err(|e| CliError::Environment(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
+    let dir = crate::conform::default_build_dir();
+    let timeout = Duration::from_secs(args.timeout);
+    let prepare = |node: &PathBuf| {
+        Bench::prepare(node, None, &dir, timeout).map_err(|e| stopped_or(&e.to_string()))
+    };
+    let old = prepare(&args.node[0])?;
+    let new = prepare(&args.node[1])?;
+    let runs = args.runs as usize;
+    let total = (args.n.len() * 3 * runs * 2) as u64;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let result = table::run(
+        [&old, &new],
+        &args.n,
+        runs,
+        args.measure,
+        &mut || bar.inc(1),
+        &|| crate::interrupt::requested().is_some(),
+    );
+    bar.finish_and_clear();
+    match result {
+        Ok(Some(table)) => {
+            write!(out, "{table}")?;
+            Ok(())
+        }
+        Ok(None) => Err(stopped_or("interrupted")),
+        Err(e) => Err(stopped_or(&e.to_string())),
+    }
+}
+
+/// Interrupted (exit 128 + the signal), or the environment failed (3).
+fn stopped_or(why: &str) -> CliError {
+    match crate::interrupt::requested() {
+        Some(signal) => CliError::Interrupted {
+            signal,
+            what: "bench stopped (no table: a row needs all of its runs)".to_string(),
+        },
+        None => CliError::Environment(format!("bench cannot run: {why}")),
+    }
+}
