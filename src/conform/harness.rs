@@ -591,8 +591,9 @@ impl Harness {
                 if let Err(e) = std::fs::create_dir_all(dir) {
                     return Err(self.keep_failed(&format!("create {}", dir.display()), e));
                 }
-                self.keep_write(&dir.join(format!("program.{ext}")), source)?;
-                dir.join(format!("program.{ext}"))
+                let path = dir.join(format!("program.{ext}"));
+                self.keep_write(&path, source)?;
+                path
             }
             None => {
                 let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);

@@ -263,9 +263,6 @@ struct Writer<S: AsyncIdStack> {
     captured: BTreeSet<u32>,
     /// The test is an ES module (`entry-module`).
     module: bool,
-    /// Its source has a top-level `await` (`entry-module tla`, or any module
-    /// test on v20, which waits for the loader with one).
-    tla: bool,
     /// A throw left the module's body: nothing after it in the body runs.
     body_threw: bool,
     /// That throw found no listener: the loader's report of it, jobs
@@ -737,6 +734,14 @@ impl<S: AsyncIdStack> Writer<S> {
         Ok(())
     }
 
+    /// The module test's source has a top-level `await`: v20's waits for the
+    /// loader with one (ESM_WAIT_V20), Node 26's only for `entry-module tla`
+    /// (the model's `module_top_level_await`, read when the test is
+    /// written: `node-version` may come after `entry-module`).
+    fn has_top_level_await(&self) -> bool {
+        self.a.version == NodeVersion::V20 || self.a.microtasks.module_top_level_await
+    }
+
     /// `stop`: the test runs in a Worker and calls `process.exit()` there,
     /// which stops the worker's environment as `worker.terminate()` does
     /// (`Worker::Exit` → `Stop` → `Environment::ExitEnv`). The worker's
@@ -800,12 +805,7 @@ impl<S: AsyncIdStack> Writer<S> {
         match op {
             Op::NoForceAsyncHooksChecks => self.no_force = true,
             Op::NodeVersion(_) => {}
-            Op::EntryModule { tla } => {
-                self.module = true;
-                // v20's test waits for the loader with a top-level await
-                // (ESM_WAIT_V20); on 26 one is written only for `tla`.
-                self.tla = *tla || self.a.version == NodeVersion::V20;
-            }
+            Op::EntryModule { .. } => self.module = true,
             Op::PromiseCatch => {
                 return refuse(i, "promise-catch is not written into a test yet")
             }
@@ -1082,7 +1082,7 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::UncaughtException { handled } => {
                 let leaves_body = (self.a.catching_microtask())
                     .is_some_and(|m| self.a.frames[m].is_module_body());
-                if leaves_body && self.tla != self.a.microtasks.module_top_level_await {
+                if leaves_body && self.has_top_level_await() != self.a.microtasks.module_top_level_await {
                     return refuse(i, "a throw out of an ES module's body without `tla`: v20's test waits for the loader with a top-level await, which makes the rejection one job longer (write `entry-module tla`)");
                 }
                 self.body_threw |= leaves_body;
@@ -1425,7 +1425,6 @@ pub fn render<S: AsyncIdStack>(
         made: BTreeSet::new(),
         captured: BTreeSet::new(),
         module: false,
-        tla: false,
         body_threw: false,
         module_rejection_unhandled: false,
         heap_scopes: 0,
@@ -1705,7 +1704,7 @@ impl<S: AsyncIdStack> Writer<S> {
             for text in ESM_WAIT_V20 {
                 d(text, &mut decls);
             }
-        } else if self.module && self.tla {
+        } else if self.module && self.has_top_level_await() {
             // `entry-module tla` on 26: the same loop, a top-level await
             // that does not run there (no loader request is open).
             for text in ESM_TLA_V26.iter().chain(&ESM_WAIT_V20[2..]) {

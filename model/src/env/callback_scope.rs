@@ -164,6 +164,13 @@ impl<S: AsyncIdStack> Environment<S> {
                 Err(Refusal::TimersInsideScope)
             }
             Op::TimersScope => Ok(()),
+            // The module body's end is the main script's: `close`, never
+            // `close threw` (a bare scope).
+            Op::CloseScope { threw: true }
+                if self.frames.last().is_some_and(Frame::is_module_body) =>
+            {
+                Err(Refusal::BareScopeThrew)
+            }
             Op::CloseScope { .. } => self.innermost_is(OpKind::CloseScope, |f| {
                 matches!(f, Frame::Native(_)) || f.is_module_body()
             }),
@@ -218,8 +225,15 @@ impl<S: AsyncIdStack> Environment<S> {
                 }));
                 Ok(())
             }
+            // `close` at the end of an ES module's body (`entry-module`):
+            // the body's job returns (no `finally`, no hook), V8 puts back
+            // the frame current before it, and the checkpoint of the main
+            // script's `Close` goes on: every microtask the body queued,
+            // then the rest of `Close` (`perform_stopping_check`, the
+            // `kTotals` CHECK, the ticks). Checked on v20.20.2 and 26.12.1
+            // (`tests/scenarios/esm-body-is-a-microtask-job*.trace`).
             Op::CloseScope { .. } if self.frames.last().is_some_and(Frame::is_module_body) => {
-                self.end_module_body()
+                self.end_microtask()
             }
             Op::CloseScope { threw } => self.close_scope(*threw),
             Op::CloseOuter { outer } => self.close_outer(*outer),

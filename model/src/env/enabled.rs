@@ -351,10 +351,6 @@ impl<S: AsyncIdStack> Environment<S> {
                 return Err(Refusal::BareScopeThrew);
             }
         }
-        let module_body = self.frames.last().is_some_and(Frame::is_module_body);
-        if module_body && matches!(op, Op::CloseScope { threw: true }) {
-            return Err(Refusal::BareScopeThrew);
-        }
         if facts.header && self.program_started {
             return Err(Refusal::HeaderAfterStart(op));
         }

@@ -624,17 +624,6 @@ impl<S: AsyncIdStack> Environment<S> {
         self.resume_checkpoint(checkpoint)
     }
 
-    /// `close` at the end of an ES module's body (`entry-module`): the
-    /// body's job returns (it has no `finally`, no hook), V8 puts back the
-    /// frame current before it, and the checkpoint of the main script's
-    /// `Close` goes on: every microtask the body queued, in order, then the
-    /// rest of `Close` (`perform_stopping_check`, the `kTotals` CHECK, the
-    /// ticks). Checked on v20.20.2 and 26.12.1
-    /// (`tests/scenarios/esm-body-is-a-microtask-job.trace`).
-    pub(crate) fn end_module_body(&mut self) -> Result<(), Died> {
-        self.end_microtask()
-    }
-
     /// The checkpoint `site` goes on: the rest of the queue, then the site's
     /// own continuation.
     pub(crate) fn resume_checkpoint(&mut self, site: Checkpoint<S>) -> Result<(), Died> {
