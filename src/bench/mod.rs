@@ -1,12 +1,13 @@
 //! `scopecheck bench` (issue 52): Node's own `benchmark/napi/make_callback`
 //! on two real binaries, compared as `benchmark/compare.js` and
-//! `benchmark/compare.R` compare them. What is here so far: the statistics
+//! `benchmark/compare.R` compare them. Here: the statistics
 //! of the table ([`stats`]: Welch's t-test, the confidence stars, the
 //! accuracy at 95 / 99 / 99.9 %), checked against R's and SciPy's
 //! figures; the addon and one timed run on a binary ([`runner`]); the runs
 //! of two binaries, alternated, and compare.R's table ([`table`]), which
-//! `scopecheck bench` prints. The instruction count
-//! (`--measure instructions`) comes next.
+//! `scopecheck bench` prints; the run under valgrind that counts a call's
+//! instructions (`--measure instructions`) rather than timing it, which
+//! the machine's load cannot blur.
 
 pub mod runner;
 pub mod stats;

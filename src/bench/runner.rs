@@ -3,12 +3,14 @@
 //! module versions of two binaries differ), and one run of `n` calls of one
 //! [`Kind`] in a fresh node process, timed inside it from before
 //! `run(n, ...)` to its `finished` callback, as Node's
-//! `benchmark/common.js` times `bench.start()` to `bench.end(n)`. Every
-//! child runs under [`crate::process`]'s bounds.
+//! `benchmark/common.js` times `bench.start()` to `bench.end(n)`; or the
+//! same run under valgrind, its instructions counted
+//! ([`Bench::instructions_per_call`]). Every child runs under
+//! [`crate::process`]'s bounds.
 
-use crate::conform::harness::{build_addon, compiler, cxx_standard};
-use crate::conform::{ConformError, Harness, NodeSelection};
-use crate::process::{self, Limits};
+use crate::conform::harness::{build_addon, tool, Toolchain};
+use crate::conform::{ConformError, NodeSelection};
+use crate::process::{self, Limits, Output};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -85,6 +87,47 @@ pub struct Bench {
     pub timeout: Duration,
 }
 
+/// valgrind's options for an instruction count: cachegrind without its
+/// cache simulation (it counts the instructions executed, `I refs`, and
+/// nothing else), its summary on stderr and no `cachegrind.out.<pid>` file
+/// left behind.
+const CACHEGRIND: [&str; 3] = [
+    "--tool=cachegrind",
+    "--cache-sim=no",
+    "--cachegrind-out-file=/dev/null",
+];
+
+/// node's options under valgrind: V8's `--predictable` (one thread, no
+/// concurrent compilation or marking, fixed seeds), without which the
+/// start-up's count moves by about 10 million instructions from run to run
+/// (docs/performance.md); the calls themselves run the same code.
+const PREDICTABLE: &str = "--predictable";
+
+/// valgrind for `--measure instructions`: `$SCOPECHECK_VALGRIND`, else
+/// `valgrind` on `PATH`.
+pub fn valgrind() -> Result<PathBuf, ConformError> {
+    tool(
+        "SCOPECHECK_VALGRIND",
+        "valgrind",
+        "apt-get install valgrind (bench --measure instructions counts instructions under cachegrind)",
+    )
+}
+
+/// The instructions of a cachegrind summary on stderr: the `I refs:` line
+/// (`==PID== I   refs:      663,222,148`; valgrind 3.21 and later print
+/// `I refs:` with one space).
+pub fn parse_i_refs(stderr: &str) -> Option<u64> {
+    stderr.lines().find_map(|line| {
+        let (before, after) = line.split_once("refs:")?;
+        let label = before.trim_end();
+        if !(label.ends_with(" I") || label == "I") {
+            return None;
+        }
+        let digits: String = after.trim().chars().filter(|c| *c != ',').collect();
+        digits.parse().ok()
+    })
+}
+
 /// The program of one run: arguments `ADDON N KIND`; one JSON line.
 const PROGRAM: &str = r#"'use strict';
 const [addonPath, n, kind] = process.argv.slice(-3);
@@ -116,22 +159,29 @@ impl Bench {
             node: Some(node.to_path_buf()),
             headers: headers.map(Path::to_path_buf),
         };
-        let harness = Harness::with_node_within(&selection, dir, timeout)?;
-        let build_dir = dir.join(&harness.node_version);
-        let cxx = compiler()?;
-        let std = cxx_standard(&harness.headers);
+        let tools = Toolchain::find(&selection, timeout)?;
+        let build_dir = dir.join(&tools.node_version);
+        std::fs::create_dir_all(&build_dir)
+            .map_err(|e| ConformError::Io(format!("create {}: {e}", build_dir.display())))?;
         let mut h = DefaultHasher::new();
-        (ADDON_CC, &harness.headers, &cxx, &std).hash(&mut h);
+        (ADDON_CC, &tools.headers, &tools.cxx, &tools.std).hash(&mut h);
         let addon = build_dir.join(format!("scopecheck-bench-{:016x}.node", h.finish()));
         if !addon.is_file() {
-            build_addon(&cxx, &std, &harness.headers, &build_dir, ADDON_CC, &addon)?;
+            build_addon(
+                &tools.cxx,
+                &tools.std,
+                &tools.headers,
+                &build_dir,
+                ADDON_CC,
+                &addon,
+            )?;
         }
         // `require` takes a relative path for a module name.
         let addon = std::path::absolute(&addon)
             .map_err(|e| ConformError::Io(format!("{}: {e}", addon.display())))?;
         let bench = Bench {
-            node: harness.node.clone(),
-            node_version: harness.node_version.clone(),
+            node: tools.node,
+            node_version: tools.node_version,
             addon,
             timeout,
         };
@@ -142,17 +192,86 @@ impl Bench {
     /// One run of `n` calls of `kind` in a fresh node process.
     pub fn run(&self, kind: Kind, n: u64) -> Result<Sample, ConformError> {
         let mut command = Command::new(&self.node);
+        self.program(&mut command, kind, n);
+        self.child(&mut command, kind, n).map(|(_, sample)| sample)
+    }
+
+    /// The instructions a run of `n` calls of `kind` executes, from start
+    /// to exit, under `valgrind` (cachegrind, node `--predictable`).
+    pub fn instructions(&self, valgrind: &Path, kind: Kind, n: u64) -> Result<u64, ConformError> {
+        let mut command = Command::new(valgrind);
+        command.args(CACHEGRIND).arg(&self.node).arg(PREDICTABLE);
+        self.program(&mut command, kind, n);
+        let (out, _) = self.child(&mut command, kind, n)?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        parse_i_refs(&stderr)
+            .ok_or_else(|| self.failure(kind, n, "no `I refs:` line in valgrind's summary", &out))
+    }
+
+    /// Instructions per call of `kind`: runs of `n` and of `2n` calls
+    /// counted ([`Bench::instructions`]), the difference over `n`, which
+    /// cancels the start-up, the addon's loading and the JIT's warm-up of
+    /// the first `n` calls.
+    pub fn instructions_per_call(
+        &self,
+        valgrind: &Path,
+        kind: Kind,
+        n: u64,
+    ) -> Result<f64, ConformError> {
+        let once = self.instructions(valgrind, kind, n)?;
+        let twice = self.instructions(valgrind, kind, 2 * n)?;
+        if twice <= once {
+            return Err(ConformError::Node(format!(
+                "bench {} on {}: {} instructions for {} calls, {once} for {n}: the calls cost nothing?",
+                kind.name(),
+                self.node.display(),
+                twice,
+                2 * n
+            )));
+        }
+        Ok((twice - once) as f64 / n as f64)
+    }
+
+    /// `node -e PROGRAM -- ADDON N KIND`'s arguments, after `command`'s.
+    fn program(&self, command: &mut Command, kind: Kind, n: u64) {
         command
             .args(["-e", PROGRAM, "--"])
             .arg(&self.addon)
             .arg(n.to_string())
             .arg(kind.code().to_string());
+    }
+
+    /// A failed run, with what it printed.
+    fn failure(&self, kind: Kind, n: u64, why: &str, out: &Output) -> ConformError {
+        let tail = |bytes: &[u8], max: usize| {
+            let text = String::from_utf8_lossy(bytes);
+            let skip = text.chars().count().saturating_sub(max);
+            text.chars().skip(skip).collect::<String>()
+        };
+        ConformError::Node(format!(
+            "bench {} n={n} on {}: {why} (status {}; stdout {:?}; stderr {:?})",
+            kind.name(),
+            self.node.display(),
+            out.status,
+            tail(&out.stdout, 200),
+            tail(&out.stderr, 400),
+        ))
+    }
+
+    /// Run `command` (node, or valgrind running node) under the bounds and
+    /// read the program's measurement line.
+    fn child(
+        &self,
+        command: &mut Command,
+        kind: Kind,
+        n: u64,
+    ) -> Result<(Output, Sample), ConformError> {
         let limits = Limits {
             max_stdout: 1 << 16,
             max_stderr: 1 << 20,
             ..Limits::new(self.timeout)
         };
-        let out = process::run(&mut command, None, &limits).map_err(|e| {
+        let out = process::run(command, None, &limits).map_err(|e| {
             ConformError::Node(format!(
                 "bench {} n={n} on {}: {}",
                 kind.name(),
@@ -160,35 +279,43 @@ impl Bench {
                 e.failure
             ))
         })?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let fail = |why: &str| {
-            ConformError::Node(format!(
-                "bench {} n={n} on {}: {why} (status {}; stdout {:?}; stderr {:?})",
-                kind.name(),
-                self.node.display(),
-                out.status,
-                stdout.chars().take(200).collect::<String>(),
-                String::from_utf8_lossy(&out.stderr)
-                    .chars()
-                    .take(400)
-                    .collect::<String>()
-            ))
-        };
         if !out.status.success() {
-            return Err(fail("node failed"));
+            return Err(self.failure(kind, n, "node failed", &out));
         }
-        let v: serde_json::Value =
-            serde_json::from_str(stdout.trim()).map_err(|_| fail("no measurement"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_str(stdout.trim())
+            .map_err(|_| self.failure(kind, n, "no measurement", &out))?;
         let calls = v["calls"].as_u64();
         let wall_ns = v["wall_ns"].as_str().and_then(|s| s.parse::<u64>().ok());
         let cpu_us = v["cpu_us"].as_u64();
         match (calls, wall_ns, cpu_us) {
-            (Some(calls), Some(wall_ns), Some(cpu_us)) if calls == n && wall_ns > 0 => Ok(Sample {
-                calls,
-                wall_ns,
-                cpu_us,
-            }),
-            _ => Err(fail("a measurement that does not add up")),
+            (Some(calls), Some(wall_ns), Some(cpu_us)) if calls == n && wall_ns > 0 => {
+                let sample = Sample {
+                    calls,
+                    wall_ns,
+                    cpu_us,
+                };
+                Ok((out, sample))
+            }
+            _ => Err(self.failure(kind, n, "a measurement that does not add up", &out)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_i_refs;
+
+    #[test]
+    fn the_instruction_count_is_read_from_either_form_of_the_summary() {
+        // valgrind 3.19 (Debian 12), then 3.22's single space.
+        let old = "==27760== Cachegrind, a cache and branch-prediction profiler\n\
+                   ==27760== \n==27760== I   refs:      663,222,148\n";
+        assert_eq!(parse_i_refs(old), Some(663_222_148));
+        assert_eq!(parse_i_refs("==1== I refs:        1,234\n"), Some(1234));
+        // Not a count: another tool's line, or none.
+        assert_eq!(parse_i_refs("==1== D   refs:  5\n"), None);
+        assert_eq!(parse_i_refs("==1== I1  misses: 5\n"), None);
+        assert_eq!(parse_i_refs(""), None);
     }
 }

@@ -2,12 +2,13 @@
 //! between the binaries run by run as `benchmark/compare.js` alternates
 //! them (so that a drift of the machine falls on both alike), and the table
 //! `benchmark/compare.R` prints, one row per kind and size, with each
-//! binary's time per call.
+//! binary's time (or instructions) per call.
 
 use super::runner::{Bench, Kind, Sample};
 use super::stats::{compare, Comparison};
 use crate::conform::ConformError;
 use std::fmt;
+use std::path::Path;
 
 /// What a rate is computed from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -17,14 +18,48 @@ pub enum Measure {
     /// The process's CPU time (user + system) over the same span: what
     /// other processes on a shared machine disturb less.
     Cpu,
+    /// Instructions per call under valgrind (runs of n and 2n calls,
+    /// [`Bench::instructions_per_call`]); a rate is calls per 10^9
+    /// instructions. What the machine's load does not move at all.
+    Instructions,
 }
 
 impl Measure {
-    /// Calls per second of `sample`, by this measure.
-    pub fn rate(self, sample: &Sample) -> f64 {
+    /// Calls per second of `sample`, by this measure (`None` for
+    /// [`Measure::Instructions`], which is not read from a timed run).
+    pub fn rate(self, sample: &Sample) -> Option<f64> {
         match self {
-            Measure::Wall => sample.rate(),
-            Measure::Cpu => sample.calls as f64 / (sample.cpu_us.max(1) as f64 / 1e6),
+            Measure::Wall => Some(sample.rate()),
+            Measure::Cpu => Some(sample.calls as f64 / (sample.cpu_us.max(1) as f64 / 1e6)),
+            Measure::Instructions => None,
+        }
+    }
+
+    /// The name of a table's rates: `wall time`, ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            Measure::Wall => "wall time",
+            Measure::Cpu => "CPU time",
+            Measure::Instructions => {
+                "instructions (valgrind's cachegrind, node --predictable; runs of n and 2n calls)"
+            }
+        }
+    }
+
+    /// The unit of a per-call figure: `ns` or `instr`.
+    pub fn per_call_unit(self) -> &'static str {
+        match self {
+            Measure::Wall | Measure::Cpu => "ns",
+            Measure::Instructions => "instr",
+        }
+    }
+
+    /// Its name on the command line and in `--json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Wall => "wall",
+            Measure::Cpu => "cpu",
+            Measure::Instructions => "instructions",
         }
     }
 }
@@ -43,9 +78,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// Nanoseconds per call of binary `i` (0 old, 1 new): the inverse of
-    /// its mean rate.
-    pub fn ns_per_call(&self, i: usize) -> f64 {
+    /// Nanoseconds (or instructions) per call of binary `i` (0 old, 1
+    /// new): the inverse of its mean rate.
+    pub fn per_call(&self, i: usize) -> f64 {
         let mean = [self.comparison.old_mean, self.comparison.new_mean][i];
         1e9 / mean
     }
@@ -67,11 +102,14 @@ pub struct Table {
 /// Run every kind at every size in `sizes`, `runs` times on each of the
 /// two binaries, alternating, and compare; `tick` after each run (a
 /// progress bar), `stop` asked before each (an interrupt: `Ok(None)`).
+/// [`Measure::Instructions`] needs `valgrind`.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     benches: [&Bench; 2],
     sizes: &[u64],
     runs: usize,
     measure: Measure,
+    valgrind: Option<&Path>,
     tick: &mut dyn FnMut(),
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<Table>, ConformError> {
@@ -84,8 +122,22 @@ pub fn run(
                     if stop() {
                         return Ok(None);
                     }
-                    let sample = bench.run(kind, n)?;
-                    rates[i].push(measure.rate(&sample));
+                    let rate = match (measure, valgrind) {
+                        (Measure::Instructions, Some(valgrind)) => {
+                            1e9 / bench.instructions_per_call(valgrind, kind, n)?
+                        }
+                        (Measure::Instructions, None) => {
+                            return Err(ConformError::MissingTool {
+                                tool: "valgrind".to_string(),
+                                hint: "--measure instructions runs node under valgrind".to_string(),
+                            })
+                        }
+                        (timed, _) => {
+                            let sample = bench.run(kind, n)?;
+                            timed.rate(&sample).unwrap_or(f64::NAN)
+                        }
+                    };
+                    rates[i].push(rate);
                     tick();
                 }
             }
@@ -117,15 +169,13 @@ impl fmt::Display for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "old: node {}, new: node {}; {} runs of each, rates from {} time",
+            "old: node {}, new: node {}; {} runs of each, rates from {}",
             self.versions[0],
             self.versions[1],
             self.runs,
-            match self.measure {
-                Measure::Wall => "wall",
-                Measure::Cpu => "CPU",
-            }
+            self.measure.describe()
         )?;
+        let unit = self.measure.per_call_unit();
         writeln!(
             f,
             "{:<52} {:>10} {:>12} {:>12} {:>9} {:>9} {:>12} {:>12}",
@@ -135,8 +185,8 @@ impl fmt::Display for Table {
             "accuracy (*)",
             "(**)",
             "(***)",
-            "old ns/call",
-            "new ns/call"
+            format!("old {unit}/call"),
+            format!("new {unit}/call")
         )?;
         for row in &self.rows {
             let c = &row.comparison;
@@ -154,8 +204,8 @@ impl fmt::Display for Table {
                 acc(0),
                 acc(1),
                 acc(2),
-                row.ns_per_call(0),
-                row.ns_per_call(1)
+                row.per_call(0),
+                row.per_call(1)
             )?;
         }
         writeln!(f)?;
@@ -167,5 +217,86 @@ impl fmt::Display for Table {
             f,
             "  *   p < 0.05, accuracy (*) at 95 %; **  p < 0.01 (99 %); *** p < 0.001 (99.9 %)"
         )
+    }
+}
+
+impl Table {
+    /// The table as JSON for `--json`: the binaries, the measure, and per
+    /// row its kind and size, each binary's rates (calls per second, or per
+    /// 10^9 instructions) and per-call figure, and compare.R's figures
+    /// (`p`, `df`, `accuracy_percent` null where the samples allow no test).
+    pub fn to_json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = (self.rows.iter())
+            .map(|row| {
+                let c = &row.comparison;
+                serde_json::json!({
+                    "benchmark": "napi/make_callback",
+                    "type": row.kind.name(),
+                    "n": row.n,
+                    "old_rates": row.rates[0],
+                    "new_rates": row.rates[1],
+                    "old_per_call": row.per_call(0),
+                    "new_per_call": row.per_call(1),
+                    "improvement_percent": c.improvement_percent,
+                    "confidence": c.stars(),
+                    "p": c.test.map(|w| w.p),
+                    "t": c.test.map(|w| w.t),
+                    "df": c.test.map(|w| w.df),
+                    "accuracy_percent": c.accuracy_percent.map(|a| serde_json::json!({
+                        "95": a[0], "99": a[1], "99.9": a[2],
+                    })),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "old": self.versions[0],
+            "new": self.versions[1],
+            "measure": self.measure.name(),
+            "per_call_unit": self.measure.per_call_unit(),
+            "runs": self.runs,
+            "rows": rows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table of instruction counts names its measure and its unit, and
+    /// its per-call figures are the counts the rates came from.
+    #[test]
+    fn an_instruction_table_shows_instructions_per_call() {
+        // 1 501 and 1 593 instructions a call, as v20 and Node 26 counted
+        // MakeCallback (docs/performance.md), with a little noise.
+        let old = vec![1e9 / 1501.0, 1e9 / 1501.2];
+        let new = vec![1e9 / 1593.0, 1e9 / 1592.8];
+        let comparison = compare(&old, &new).expect("two samples");
+        let table = Table {
+            versions: ["v20.20.2".to_string(), "v26.12.1".to_string()],
+            measure: Measure::Instructions,
+            runs: 2,
+            rows: vec![Row {
+                kind: Kind::MakeCallback,
+                n: 100_000,
+                rates: [old, new],
+                comparison,
+            }],
+        };
+        let text = table.to_string();
+        assert!(text.contains("rates from instructions (valgrind"), "{text}");
+        assert!(text.contains("old instr/call new instr/call"), "{text}");
+        let row = (text.lines())
+            .find(|l| l.starts_with("napi/make_callback type='MakeCallback' n=100000"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(fields[fields.len() - 2..], ["1501.1", "1592.9"], "{row}");
+        // Fewer calls per 10^9 instructions: slower, significantly.
+        assert_eq!(fields[3], "***", "{row}");
+        assert!(fields[4].starts_with("-5.7"), "{row}");
+        let json = table.to_json();
+        assert_eq!(json["measure"], "instructions");
+        assert_eq!(json["per_call_unit"], "instr");
+        assert_eq!(json["rows"][0]["type"], "MakeCallback");
     }
 }

@@ -2,13 +2,16 @@
 //! `benchmark/napi/make_callback` on two real binaries (the three kinds of
 //! call, at each `--n`), `--runs` fresh processes of each, alternated, and
 //! the table of `benchmark/compare.R` (src/bench). A reviewer runs it as
-//! `--node <base build> --node <pull request build>`. Exit codes: 0 the
-//! table printed; 2 bad arguments; 3 a binary, its headers or the compiler
-//! missing or failing; 128 + the signal on SIGINT / SIGTERM (the runs so
-//! far are dropped: a row needs all of its runs).
+//! `--node <base build> --node <pull request build>`. `--measure
+//! instructions` counts each call's instructions under valgrind instead of
+//! timing it; `--json FILE` writes the table's figures, every run's rate
+//! included. Exit codes: 0 the table printed; 2 bad arguments; 3 a binary,
+//! its headers, the compiler or valgrind missing or failing, or the JSON
+//! file not written; 128 + the signal on SIGINT / SIGTERM (the runs so far
+//! are dropped: a row needs all of its runs).
 
 use super::CliError;
-use crate::bench::runner::Bench;
+use crate::bench::runner::{self, Bench};
 use crate::bench::table::{self, Measure};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,16 +26,23 @@ pub struct BenchArgs {
     /// needs its C++ headers at PREFIX/include/node.
     #[arg(long, value_name = "PATH", num_args = 1, required = true)]
     pub node: Vec<PathBuf>,
-    /// Runs of each binary for each kind and size (Node's benchmark
-    /// compare: 30).
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(2..=1000))]
-    pub runs: u32,
-    /// Calls per run; several give several rows (Node's: 1e6 and 1e7).
-    #[arg(long = "n", value_name = "N", num_args = 1.., default_values_t = [1_000_000u64, 10_000_000], value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    /// Runs of each binary for each kind and size [default: 30 (Node's
+    /// benchmark compare), 3 with --measure instructions, whose counts
+    /// barely move]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub runs: Option<u32>,
+    /// Calls per run; several give several rows [default: 1000000 10000000
+    /// (Node's), 100000 with --measure instructions, whose runs make n
+    /// and 2n calls]
+    #[arg(long = "n", value_name = "N", num_args = 1.., value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub n: Vec<u64>,
     /// What a rate is computed from.
     #[arg(long, value_enum, default_value_t = Measure::Wall)]
     pub measure: Measure,
+    /// Also write the table's figures, and every run's rate, to FILE as
+    /// JSON (replaced whole).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// The time limit of one run, in seconds.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
@@ -46,6 +56,24 @@ pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
             args.node.len()
         )));
     }
+    if let Some(path) = &args.json {
+        crate::files::check_file(path, "--json").map_err(CliError::Usage)?;
+    }
+    let instructions = args.measure == Measure::Instructions;
+    let runs = args.runs.unwrap_or(if instructions { 3 } else { 30 }) as usize;
+    let sizes = match (&args.n[..], instructions) {
+        ([], false) => vec![1_000_000, 10_000_000],
+        ([], true) => vec![100_000],
+        (given, _) => given.to_vec(),
+    };
+    let valgrind = if instructions {
+        Some(
+            runner::valgrind()
+                .map_err(|e| CliError::Environment(format!("bench cannot run: {e}")))?,
+        )
+    } else {
+        None
+    };
     crate::interrupt::install()
         .map_err(|e| CliError::Environment(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     let dir = crate::conform::default_build_dir();
@@ -55,8 +83,7 @@ pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let old = prepare(&args.node[0])?;
     let new = prepare(&args.node[1])?;
-    let runs = args.runs as usize;
-    let total = (args.n.len() * 3 * runs * 2) as u64;
+    let total = (sizes.len() * 3 * runs * 2) as u64;
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} runs eta {eta}")
@@ -64,9 +91,10 @@ pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
     );
     let result = table::run(
         [&old, &new],
-        &args.n,
+        &sizes,
         runs,
         args.measure,
+        valgrind.as_deref(),
         &mut || bar.inc(1),
         &|| crate::interrupt::requested().is_some(),
     );
@@ -74,6 +102,13 @@ pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
     match result {
         Ok(Some(table)) => {
             write!(out, "{table}")?;
+            if let Some(path) = &args.json {
+                let json = serde_json::to_vec_pretty(&table.to_json())
+                    .map_err(|e| CliError::Environment(format!("--json: {e}")))?;
+                crate::files::replace(path, &json).map_err(|e| {
+                    CliError::Environment(format!("--json {}: {e}", path.display()))
+                })?;
+            }
             Ok(())
         }
         Ok(None) => Err(stopped_or("interrupted")),

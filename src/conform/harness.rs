@@ -226,7 +226,7 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn tool(env: &str, name: &str, hint: &str) -> Result<PathBuf, ConformError> {
+pub(crate) fn tool(env: &str, name: &str, hint: &str) -> Result<PathBuf, ConformError> {
     if let Some(p) = std::env::var_os(env) {
         let p = PathBuf::from(p);
         if p.is_file() {
@@ -440,6 +440,54 @@ pub(crate) fn compiler() -> Result<PathBuf, ConformError> {
     tool("SCOPECHECK_CXX", "g++", INSTALL_GXX)
 }
 
+/// What building an addon for one binary needs, found and checked: the
+/// binary, its version, its headers (same version and
+/// `NODE_MODULE_VERSION`), the C++ compiler and the standard the headers ask
+/// for. The conformance harness and `scopecheck bench` both start here.
+#[derive(Clone, Debug)]
+pub(crate) struct Toolchain {
+    /// The node binary.
+    pub node: PathBuf,
+    /// Its version (`v20.20.2`).
+    pub node_version: String,
+    /// Its C++ headers.
+    pub headers: PathBuf,
+    /// The C++ compiler.
+    pub cxx: PathBuf,
+    /// `-std=...` for the headers.
+    pub std: String,
+}
+
+impl Toolchain {
+    /// The binary of `selection` (else `$SCOPECHECK_NODE`, else `node` on
+    /// `PATH`), asked for its version within `timeout`, and its headers and
+    /// the compiler.
+    pub(crate) fn find(selection: &NodeSelection, timeout: Duration) -> Result<Self, ConformError> {
+        let node = match &selection.node {
+            Some(p) if p.is_file() => p.clone(),
+            Some(p) => {
+                return Err(ConformError::MissingTool {
+                    tool: "node".to_string(),
+                    hint: format!("{} is not a file; {INSTALL_NODE}", p.display()),
+                })
+            }
+            None => tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?,
+        };
+        let cxx = compiler()?;
+        let (node_version, modules) = node_identity(&node, timeout)?;
+        let headers = header_dir(&node, selection.headers.as_deref())?;
+        check_headers(&headers, &node, &node_version, &modules)?;
+        let std = cxx_standard(&headers);
+        Ok(Toolchain {
+            node,
+            node_version,
+            headers,
+            cxx,
+            std,
+        })
+    }
+}
+
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl Harness {
@@ -467,25 +515,17 @@ impl Harness {
         dir: &Path,
         timeout: Duration,
     ) -> Result<Harness, ConformError> {
-        let node = match &selection.node {
-            Some(p) if p.is_file() => p.clone(),
-            Some(p) => {
-                return Err(ConformError::MissingTool {
-                    tool: "node".to_string(),
-                    hint: format!("{} is not a file; {INSTALL_NODE}", p.display()),
-                })
-            }
-            None => tool("SCOPECHECK_NODE", "node", INSTALL_NODE)?,
-        };
-        let cxx = compiler()?;
-        let (node_version, modules) = node_identity(&node, timeout)?;
-        let headers = header_dir(&node, selection.headers.as_deref())?;
-        check_headers(&headers, &node, &node_version, &modules)?;
+        let Toolchain {
+            node,
+            node_version,
+            headers,
+            cxx,
+            std,
+        } = Toolchain::find(selection, timeout)?;
         let build_dir = dir.join(&node_version);
         std::fs::create_dir_all(&build_dir)
             .map_err(|e| io_err(&format!("create {}", build_dir.display()), e))?;
         remove_orphans(&build_dir, "addon-");
-        let std = cxx_standard(&headers);
         let mut h = std::collections::hash_map::DefaultHasher::new();
         ADDON_CC.hash(&mut h);
         NAPI_CC.hash(&mut h);
