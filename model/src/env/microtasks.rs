@@ -293,7 +293,8 @@ impl<S: AsyncIdStack> Environment<S> {
                 Some((id, _)) => *id,
                 None => {
                     // getOrSetAsyncId: an id only; the parent's trigger
-                    // stays unset (it is never read here again).
+                    // stays unset, which PromiseRejectCallback reads as
+                    // kInvalidAsyncId (-1): no push for a `.catch` parent.
                     let id = self.new_async_id();
                     *p = Some((id, -1));
                     id

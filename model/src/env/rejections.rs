@@ -131,13 +131,20 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 
     /// `PromiseRejectCallback` (`src/node_task_queue.cc`) for a promise with
-    /// `ids`: the native push (with its CHECKs) when it has some, the JS
+    /// `ids`: the native push (with its CHECKs) when it has both, the JS
     /// handler (`js`), and the pop if the id is still the current one.
+    /// `GetAssignedPromiseAsyncId` reads each symbol and takes anything but
+    /// a number as `kInvalidAsyncId` (-1), and the push needs both ids
+    /// valid: a promise that `getOrSetAsyncId` gave an id only, as the
+    /// parent of a `.catch` (its trigger -1 here), is not pushed, and the
+    /// native resource entries stay as they are.
     fn promise_reject_callback(
         &mut self,
         ids: PromiseIds,
         js: impl FnOnce(&mut Rejections),
     ) -> Result<(), Died> {
+        let ids =
+            ids.filter(|&(async_id, trigger_async_id)| async_id != -1 && trigger_async_id != -1);
         if let Some((async_id, trigger_async_id)) = ids {
             // `&promise_as_obj`: a local of PromiseRejectCallback, gone (like
             // a returned scope's storage) once it returns; popped before.
