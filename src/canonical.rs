@@ -47,7 +47,8 @@ fn view(v: &mut ResourceView, f: &mut IdVisitor) {
         ResourceView::TickObject(id)
         | ResourceView::Immediate(id)
         | ResourceView::Microtask(id)
-        | ResourceView::Promise(id) => f(id),
+        | ResourceView::Promise(id)
+        | ResourceView::Timeout(id) => f(id),
         ResourceView::Resource(_)
         | ResourceView::Main
         | ResourceView::TopLevel
@@ -84,6 +85,11 @@ fn scope<S: AsyncIdStack>(sc: &mut InternalCallbackScope<S>, f: &mut IdVisitor) 
     }
 }
 
+fn timeout_ids(t: &mut model::env::timers::Timeout, f: &mut IdVisitor) {
+    f(&mut t.async_id);
+    f(&mut t.trigger_async_id);
+}
+
 fn tick_run<S: AsyncIdStack>(run: &mut TickRun<S>, f: &mut IdVisitor) {
     match run {
         TickRun::Close(sc) => scope(sc, f),
@@ -103,6 +109,7 @@ fn frame<S: AsyncIdStack>(fr: &mut Frame<S>, f: &mut IdVisitor) {
             ..
         } => view(v, f),
         Frame::AlsRun { .. } | Frame::Listener => {}
+        Frame::Timer { timeout, .. } => timeout_ids(timeout, f),
         Frame::Tick { tick, run, .. } => {
             f(&mut tick.async_id);
             f(&mut tick.trigger_async_id);
@@ -155,6 +162,9 @@ pub fn visit_env_ids<S: AsyncIdStack>(env: &mut Environment<S>, f: &mut IdVisito
     for t in &mut env.ticks.queue {
         f(&mut t.async_id);
         f(&mut t.trigger_async_id);
+    }
+    for t in &mut env.timers.waiting {
+        timeout_ids(t, f);
     }
     for m in &mut env.microtasks.queue {
         match m {

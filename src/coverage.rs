@@ -210,6 +210,11 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "module-body-tick-callback-with-lazy",
         "process._tickCallback() in an ES module's body (a microtask job: it runs the ticks and no microtask) with microtasks queued and a lazy scope open",
     ),
+    // Issue 53: Timeouts, whose callbacks run in their own frames.
+    (
+        "timer-store-after-handled-exception",
+        "a Timeout's callback run in a lazy RunTimers scope after a handled exception there, with a store in its frame or in the one it replaces (a throwing Timeout's, left current)",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -230,6 +235,7 @@ pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
         "resource-frame-in-lazy",
         "lazy-scope-enters-stored-frame",
         "lazy-close-out-of-order-with-stores",
+        "timer-store-after-handled-exception",
     ];
     !(SITUATIONS_ONLY_ON_26.contains(&name)
         || OpKind::from_name(name).is_some_and(|k| !k.exists_on(version)))
@@ -293,11 +299,13 @@ pub mod situation {
     pub const V20_STORAGE_ENABLED_IN_LAZY: usize = 49;
     // Issue 50: the ES module body is a microtask job.
     pub const MODULE_BODY_TICK_CALLBACK_WITH_LAZY: usize = 50;
+    // Issue 53: Timeouts, whose callbacks run in their own frames.
+    pub const TIMER_STORE_AFTER_HANDLED_EXCEPTION: usize = 51;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 51;
+pub const SITUATION_COUNT: usize = 52;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -405,6 +413,15 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
             && before.js_running()
         {
             sink.hit(s::JS_AFTER_HANDLED_EXCEPTION);
+        }
+        if kind == OpKind::Timer
+            && scope.run_timers
+            && scope.entered == Path::Lazy
+            && scope.handled_exception
+            && (before.context_frame.has_stores()
+                || (before.timers.waiting.front()).is_some_and(|t| t.context_frame.has_stores()))
+        {
+            sink.hit(s::TIMER_STORE_AFTER_HANDLED_EXCEPTION);
         }
     }
     let module_entry = before.frames.first().is_some_and(Frame::is_module_body);
@@ -1002,6 +1019,10 @@ mod tests {
             (
                 s::MODULE_BODY_TICK_CALLBACK_WITH_LAZY,
                 "module-body-tick-callback-with-lazy",
+            ),
+            (
+                s::TIMER_STORE_AFTER_HANDLED_EXCEPTION,
+                "timer-store-after-handled-exception",
             ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);

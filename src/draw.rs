@@ -142,6 +142,11 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::AbortOnUncaughtException => weight(0, Other, 1),
         K::UncaughtExceptionListener => weight(1, Other, 1),
         K::EndListener => weight(8, EndsJs, 8),
+        // Issue 53: Timeouts (`timer` is enabled only in RunTimers' scope).
+        K::SetTimeout => weight(6, Other, 3),
+        K::Timer => weight(12, Deepens, 8),
+        K::EndTimer => weight(8, EndsJs, 8),
+        K::ClearTimeout => weight(1, Other, 1),
     }
 }
 
@@ -259,6 +264,10 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
         OpKind::EndTick => Op::EndTick,
         OpKind::UncaughtExceptionListener => Op::UncaughtExceptionListener,
         OpKind::EndListener => Op::EndListener,
+        OpKind::SetTimeout => Op::SetTimeout,
+        OpKind::Timer => Op::Timer,
+        OpKind::EndTimer => Op::EndTimer,
+        OpKind::ClearTimeout => Op::ClearTimeout(timeout(env, c)),
         OpKind::QueueMicrotask => Op::QueueMicrotask,
         OpKind::PromiseThen => Op::PromiseThen,
         OpKind::PromiseReject => Op::PromiseReject,
@@ -280,6 +289,22 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
             // Mostly a listener: the handled exception goes on.
             uncaught_listener: c.ratio(3, 4),
         },
+    }
+}
+
+/// The id of a Timeout waiting or running its callback, else any id.
+fn timeout<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> AsyncId {
+    let running = env.frames.iter().filter_map(|f| match f {
+        Frame::Timer { timeout, .. } => Some(timeout.async_id),
+        _ => None,
+    });
+    let ids: Vec<AsyncId> = (env.timers.waiting.iter().map(|t| t.async_id))
+        .chain(running)
+        .collect();
+    if ids.is_empty() {
+        id(env, c)
+    } else {
+        pick(c, &ids)
     }
 }
 
@@ -356,6 +381,7 @@ fn id<S: AsyncIdStack>(env: &Environment<S>, c: &mut impl Choices) -> AsyncId {
                     old_default_trigger_async_id,
                 } => *old_default_trigger_async_id,
                 Frame::Tick { tick, .. } => tick.async_id,
+                Frame::Timer { timeout, .. } => timeout.async_id,
                 Frame::Microtask { .. } | Frame::Listener => f.k_execution_async_id,
             },
         },

@@ -49,7 +49,7 @@ pub const MAX_PHASES: usize = 5;
 /// How much likelier `uncaught-exception` is in a `queueMicrotask`
 /// callback's body than elsewhere: enough for `microtask-threw-with-lazy`
 /// to be met in 1 % of the default check's cases.
-const MICROTASK_THROW_FACTOR: u32 = 32;
+const MICROTASK_THROW_FACTOR: u32 = 64;
 
 /// How much rarer the ALS ops are on node version 20 than their weights
 /// say: drawn in one draw in this many (`run` and `enterWith` make the rest
@@ -347,6 +347,12 @@ impl CaseGen {
         if in_callback_body && shallow {
             weights[OpKind::UncaughtException as usize] *= MICROTASK_THROW_FACTOR;
         }
+        // With an after hook on and scopes nested (some opened lazy before
+        // it, perhaps), a throw: the handler's after loop runs over them
+        // (uncaught-unwind-lazy).
+        if eager.async_hooks.fields.k_after > 0 && eager.frames.len() > 2 && shallow {
+            weights[OpKind::UncaughtException as usize] *= 3;
+        }
         // On node version 20 the first `run` or `enterWith` enables
         // AsyncLocalStorage's init hook and `executionAsyncResource()`:
         // every scope after it is eager. The ALS ops rarer there, so that
@@ -459,12 +465,53 @@ impl CaseGen {
         // A first executionAsyncResource() makes every later scope eager:
         // rarer while the case has not made one yet.
         let odds = if eager.async_hooks.fields.k_uses_execution_async_resource == 0 {
-            3
+            2
         } else {
             1
         };
         if follow_up && self.ratio(1, odds) {
             return Some(Op::ExecutionAsyncResource);
+        }
+        // With a store current, now and then a Timeout that captures it; from
+        // the event loop with Timeouts waiting, mostly RunTimers; in
+        // RunTimers' scope with Timeouts waiting: often the next one
+        // (`timer` is enabled nowhere else); in a Timeout's callback, now and
+        // then a handled throw, which leaves its frame current
+        // (timer-store-after-handled-exception).
+        let stored_timeout = || (eager.timers.waiting.iter()).any(|t| t.context_frame.has_stores());
+        if eager.context_frame.has_stores()
+            && eager.timers.waiting.len() < 2
+            && !stored_timeout()
+            && eager.js_running()
+            && self.ratio(1, 2)
+        {
+            return Some(Op::SetTimeout);
+        }
+        match eager.frames.last() {
+            Some(Frame::Native(main))
+                if main.main_script
+                    && eager.frames.len() == 1
+                    && stored_timeout()
+                    && self.ratio(1, 3)
+                    && eager.enabled(&Op::CloseScope { threw: false }).is_ok() =>
+            {
+                return Some(Op::CloseScope { threw: false });
+            }
+            None if !eager.timers.waiting.is_empty() && !eager.is_stopping && self.ratio(3, 4) => {
+                return Some(Op::TimersScope);
+            }
+            Some(Frame::Native(scope))
+                if scope.run_timers
+                    && !eager.timers.waiting.is_empty()
+                    && self.ratio(if scope.handled_exception { 3 } else { 2 }, 4)
+                    && eager.enabled(&Op::Timer).is_ok() =>
+            {
+                return Some(Op::Timer);
+            }
+            Some(Frame::Timer { .. }) if self.ratio(1, 2) => {
+                return Some(Op::UncaughtException { handled: true });
+            }
+            _ => {}
         }
         if let Some(Frame::Native(scope)) = eager.frames.last() {
             if scope.threw {
@@ -490,7 +537,7 @@ impl CaseGen {
                 if eager.ticks.queue.iter().any(|t| t.body) {
                     self.ratio(3, 4).then_some(Op::TickCallback)
                 } else {
-                    self.ratio(1, 8).then_some(Op::NextTickBody)
+                    self.ratio(1, 5).then_some(Op::NextTickBody)
                 }
             }
             Frame::Tick { .. } if eager.catching_microtask().is_some() => {

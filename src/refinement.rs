@@ -68,6 +68,9 @@ pub enum AbstractFrame {
     ),
     /// Inside the `uncaughtException` listener.
     Listener,
+    /// Inside a Timeout's callback: the Timeout, how many due are left, and
+    /// the prior frame.
+    Timer(model::env::timers::Timeout, u32, ContextFrame),
 }
 
 /// Who performed a microtask checkpoint, without the scope it holds.
@@ -118,6 +121,8 @@ pub struct Abstract {
     pub microtasks: model::env::microtasks::Microtasks,
     /// Unhandled rejections waiting, and kHasRejectionToWarn.
     pub rejections: model::env::rejections::Rejections,
+    /// The timer lists.
+    pub timers: model::env::timers::Timers,
     /// The heap (reset Globals, open scopes), stopping, destroy queue, exited.
     pub env: (Heap, bool, Vec<AsyncId>, bool),
 }
@@ -172,6 +177,11 @@ fn abstract_frame<S: AsyncIdStack>(frame: &Frame<S>) -> AbstractFrame {
             )
         }
         Frame::Listener => AbstractFrame::Listener,
+        Frame::Timer {
+            timeout,
+            due_after,
+            prior_context_frame,
+        } => AbstractFrame::Timer(timeout.clone(), *due_after, prior_context_frame.clone()),
     }
 }
 
@@ -252,6 +262,7 @@ fn abstract_env<S: AsyncIdStack>(
         depth: s.async_callback_scope_depth,
         microtasks: (*s.microtasks).clone(),
         rejections: (*s.rejections).clone(),
+        timers: (*s.timers).clone(),
         env: (
             (*s.heap).clone(),
             s.is_stopping,
@@ -312,7 +323,7 @@ pub fn first_difference(e: &Abstract, l: &Abstract) -> Option<String> {
     }
     cmp!(
         counts, ids, stack, native, js, frames, hooks, ticks, context, depth, microtasks,
-        rejections, env
+        rejections, timers, env
     );
     None
 }
@@ -372,6 +383,7 @@ pub fn holds_full<S: LazyStore>(e: &Eager, l: &Environment<S>) -> bool {
         && e.js_objects == l.js_objects
         && e.microtasks == l.microtasks
         && e.rejections == l.rejections
+        && e.timers == l.timers
         && e.heap == l.heap
         && e.destroy_async_id_list == l.destroy_async_id_list
 }
@@ -465,6 +477,7 @@ pub fn holds<S: LazyStore>(e: &mut Eager, l: &mut Environment<S>) -> bool {
     group!(e.js_objects == l.js_objects, e.js_objects, l.js_objects);
     group!(e.microtasks == l.microtasks, e.microtasks, l.microtasks);
     group!(e.rejections == l.rejections, e.rejections, l.rejections);
+    group!(e.timers == l.timers, e.timers, l.timers);
     group!(e.heap == l.heap, e.heap, l.heap);
     group!(
         e.destroy_async_id_list == l.destroy_async_id_list,
@@ -604,6 +617,18 @@ fn same_frame<E: AsyncIdStack, S: AsyncIdStack>(a: &Frame<E>, b: &Frame<S>) -> b
                 }
         }
         (Listener, Listener) => true,
+        (
+            Timer {
+                timeout: t,
+                due_after: n,
+                prior_context_frame: p,
+            },
+            Timer {
+                timeout: u,
+                due_after: m,
+                prior_context_frame: q,
+            },
+        ) => (t, n, p) == (u, m, q),
         _ => false,
     }
 }

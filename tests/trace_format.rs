@@ -249,6 +249,11 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (Op::PromiseCatch, "promise-catch"),
         (Op::UncaughtExceptionListener, "uncaught-exception-listener"),
         (Op::EndListener, "end-listener"),
+        // Issue 53: Timeouts.
+        (Op::SetTimeout, "set-timeout"),
+        (Op::Timer, "timer"),
+        (Op::EndTimer, "end-timer"),
+        (Op::ClearTimeout(7), "clear-timeout 7"),
     ]
 }
 

@@ -357,7 +357,7 @@ impl Decider {
                 }
             }
             Frame::Native(scope) if scope.napi => Some("uncaught-exception in a napi-make-callback: napi_make_callback calls back inside its own TryCatch (NAPI_PREAMBLE, src/node_api.cc), which keeps the exception for the module's caller: it is never reported as uncaught (write `close threw`)".to_string()),
-            Frame::Native(_) if self.try_catch_chain_broken => {
+            Frame::Native(_) | Frame::Timer { .. } if self.try_catch_chain_broken => {
                 Some(format!("uncaught-exception after a close-outer: {BROKEN_CHAIN}"))
             }
             // A JS frame or a microtask innermost: the model refuses it.
@@ -379,6 +379,7 @@ fn describe(frame: &Frame<EagerStack>) -> &'static str {
         Frame::Tick { .. } => "a tick's callback",
         Frame::Microtask { .. } => "a microtask's callback",
         Frame::Listener => "the uncaughtException listener",
+        Frame::Timer { .. } => "a Timeout's callback",
     }
 }
 

@@ -76,6 +76,11 @@ pub struct Plan {
     napi: Vec<(usize, usize)>,
     /// The op that opened each open native scope, by the model's serial.
     opened: HashMap<ScopeSerial, usize>,
+    /// For each `timer` that starts a `processTimers` call, by its index,
+    /// how many `timer` ops the call has (it and those that follow an
+    /// `end-timer` directly): the runtime picks the `now` at which exactly
+    /// their Timeouts are due.
+    timers: Vec<(usize, i64)>,
 }
 
 impl Plan {
@@ -88,6 +93,10 @@ impl Plan {
                     self.unmarked.insert(index);
                 }
             }
+            Op::Timer => match (env.timers.call, self.timers.last_mut()) {
+                (Some(_), Some((_, chain))) => *chain += 1,
+                _ => self.timers.push((index, 1)),
+            },
             Op::CloseOuter { outer } => {
                 let target = super::decide::outer_target(env, *outer).map(|i| &env.frames[i]);
                 if let Some(Frame::Native(scope)) = target {
@@ -116,7 +125,7 @@ impl Plan {
                 });
                 self.ids.extend(id.map(|id| (index, id)));
             }
-            Op::NextTick { .. } | Op::NextTickBody | Op::NapiAsyncInit(_) => {
+            Op::NextTick { .. } | Op::NextTickBody | Op::NapiAsyncInit(_) | Op::SetTimeout => {
                 let id = env.async_hooks.async_id_fields.k_async_id_counter;
                 self.ids.push((index, id));
             }
@@ -124,16 +133,18 @@ impl Plan {
         }
     }
 
-    /// The `PLAN` argument of `runTrace`: `{"ids":{..},"napi":{..}}`.
+    /// The `PLAN` argument of `runTrace`:
+    /// `{"ids":{..},"napi":{..},"timers":{..}}`.
     fn to_js(&self) -> String {
         let object = |pairs: &mut dyn Iterator<Item = (usize, i64)>| {
             let fields: Vec<String> = pairs.map(|(k, v)| format!("\"{k}\":{v}")).collect();
             format!("{{{}}}", fields.join(","))
         };
         format!(
-            "{{\"ids\":{},\"napi\":{}}}",
+            "{{\"ids\":{},\"napi\":{},\"timers\":{}}}",
             object(&mut self.ids.iter().map(|&(i, id)| (i, id))),
-            object(&mut self.napi.iter().map(|&(i, open)| (i, open as i64)))
+            object(&mut self.napi.iter().map(|&(i, open)| (i, open as i64))),
+            object(&mut self.timers.iter().copied())
         )
     }
 }
@@ -222,7 +233,7 @@ mod tests {
         let p = program_of("make-callback 5 1 R1\nuncaught-exception handled\nclose threw\nexecution-async-id\nclose");
         assert_eq!(
             call(&p),
-            "runTrace(\"make-callback 5 1 R1\\nuncaught-exception handled\\nclose threw\\nexecution-async-id\\nclose\\n\", {\"ids\":{},\"napi\":{}});\n"
+            "runTrace(\"make-callback 5 1 R1\\nuncaught-exception handled\\nclose threw\\nexecution-async-id\\nclose\\n\", {\"ids\":{},\"napi\":{},\"timers\":{}});\n"
         );
         // The make-callback's close right after the exception in it has no
         // marker: it shares the exception's group.
@@ -239,12 +250,14 @@ mod tests {
     fn the_plan_holds_what_the_text_does_not_say() {
         // The ids the model handed out, by op.
         let p = program_of("new-async-id\nnext-tick\nnext-tick-body\ntick-callback\nend-tick");
-        assert!(call(&p).ends_with("{\"ids\":{\"0\":2,\"1\":3,\"2\":4},\"napi\":{}});\n"));
+        assert!(
+            call(&p).ends_with("{\"ids\":{\"0\":2,\"1\":3,\"2\":4},\"napi\":{},\"timers\":{}});\n")
+        );
         // The scope a close-outer closes (opened at op 1) is an N-API scope.
         let p = program_of(
             "callback-scope 5 1 R1\ncallback-scope 6 5 R2\ncallback-scope 6 6 R3\nclose-outer 1\nclose\nclose",
         );
-        assert!(call(&p).ends_with("{\"ids\":{},\"napi\":{\"3\":1}});\n"));
+        assert!(call(&p).ends_with("{\"ids\":{},\"napi\":{\"3\":1},\"timers\":{}});\n"));
         // Header ops: an .mjs program, a node option.
         let p = program_of("no-force-async-hooks-checks\nentry-module\nexecution-async-id");
         assert!(p.module);

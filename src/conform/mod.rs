@@ -700,6 +700,15 @@ pub fn random_case(seed: u64, case: u64, capabilities: Capabilities) -> Vec<Op> 
     while let Some(op) = gen.next_op(&env) {
         keep(&mut env, op);
     }
+    // The program closes the frames the case leaves open (`prepare` appends
+    // their ending ops): a case whose closes the model refuses (on v20, an
+    // `end-listener` after an `emit-before` without a resource, with a
+    // storage enabled) loses its last ops until they are accepted.
+    while let Err(ConformError::ModelRejected { index, .. }) = prepare(&ops, capabilities) {
+        if index < ops.len() || ops.pop().is_none() {
+            break;
+        }
+    }
     ops
 }
 
@@ -1038,7 +1047,8 @@ mod tests {
             let mut cases_with: BTreeMap<&str, usize> = BTreeMap::new();
             for case in 0..1000 {
                 let ops = random_case(1, case, caps);
-                let run = prepare(&ops, caps).unwrap_or_else(|e| panic!("{e}"));
+                let run = prepare(&ops, caps)
+                    .unwrap_or_else(|e| panic!("case {case}: {e}\n{}", trace::print(&ops)));
                 let mut kinds: std::collections::BTreeSet<&str> =
                     ops.iter().map(|op| op.kind().name()).collect();
                 if run.js_after_handled_exception {

@@ -114,6 +114,8 @@ impl Renamer {
                     ResourceView::Microtask(id?)
                 } else if let Some(id) = numbered("promise:") {
                     ResourceView::Promise(id?)
+                } else if let Some(id) = numbered("timeout:") {
+                    ResourceView::Timeout(id?)
                 } else {
                     return Err(format!("a resource the vocabulary has no name for: {s}"));
                 }

@@ -302,6 +302,7 @@ fn map_view(r: &ResourceView, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Resource
         ResourceView::Immediate(id) => ResourceView::Immediate(f(id)),
         ResourceView::Microtask(id) => ResourceView::Microtask(f(id)),
         ResourceView::Promise(id) => ResourceView::Promise(f(id)),
+        ResourceView::Timeout(id) => ResourceView::Timeout(f(id)),
         other => other,
     }
 }
@@ -427,7 +428,9 @@ fn map_op_ids(op: &Op, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Op {
             *async_id = f(*async_id);
             *trigger_async_id = f(*trigger_async_id);
         }
-        Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => *async_id = f(*async_id),
+        Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } | Op::ClearTimeout(async_id) => {
+            *async_id = f(*async_id)
+        }
         Op::EnterDefaultTriggerScope { trigger_async_id } => {
             *trigger_async_id = f(*trigger_async_id)
         }
@@ -597,7 +600,8 @@ impl<S: AsyncIdStack> Writer<S> {
             ResourceView::TickObject(id)
             | ResourceView::Immediate(id)
             | ResourceView::Microtask(id)
-            | ResourceView::Promise(id) => {
+            | ResourceView::Promise(id)
+            | ResourceView::Timeout(id) => {
                 self.uses_symbol = true;
                 self.push(format!(
                     "assert.strictEqual(executionAsyncResource()[async_id_symbol], {});",
@@ -652,6 +656,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     ResourceView::Immediate(_) => "'Immediate'".to_string(),
                     ResourceView::Microtask(_) => "'AsyncResource'".to_string(),
                     ResourceView::Promise(_) => "'Promise'".to_string(),
+                    ResourceView::Timeout(_) => "'Timeout'".to_string(),
                     other => return refuse(index, format!("an init hook with resource {other}")),
                 };
                 format!(
@@ -808,6 +813,9 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::EntryModule { .. } => self.module = true,
             Op::PromiseCatch => {
                 return refuse(i, "promise-catch is not written into a test yet")
+            }
+            Op::SetTimeout | Op::Timer | Op::EndTimer | Op::ClearTimeout(_) => {
+                return refuse(i, "the Timeout ops are not written into a test yet")
             }
             Op::AbortOnUncaughtException => {
                 return refuse(

@@ -37,6 +37,8 @@ pub enum FrameName {
     ModuleBody,
     /// The `uncaughtException` listener.
     Listener,
+    /// The callback of the Timeout with this id.
+    Timer(AsyncId),
 }
 
 impl fmt::Display for FrameName {
@@ -50,6 +52,7 @@ impl fmt::Display for FrameName {
             FrameName::Microtask => f.write_str("a microtask's callback"),
             FrameName::ModuleBody => f.write_str("the ES module's body (ended by `close`)"),
             FrameName::Listener => f.write_str("the uncaughtException listener"),
+            FrameName::Timer(id) => write!(f, "the callback of Timeout {id}"),
         }
     }
 }
@@ -68,6 +71,7 @@ impl<S: AsyncIdStack> Frame<S> {
             f @ Frame::Microtask { .. } if f.is_module_body() => FrameName::ModuleBody,
             Frame::Microtask { .. } => FrameName::Microtask,
             Frame::Listener => FrameName::Listener,
+            Frame::Timer { timeout, .. } => FrameName::Timer(timeout.async_id),
         }
     }
 }
@@ -153,6 +157,16 @@ pub enum Refusal<'op> {
     // Issue 24: native scopes that enter a stored frame.
     /// `napi-make-callback R` with no `napi-async-init R` before it.
     NoAsyncContext(ResourceId),
+    /// `timer` where the innermost frame is not `RunTimers`' scope.
+    TimerOutsideRunTimers,
+    /// `timer` with no Timeout waiting.
+    NoTimeoutWaiting,
+    /// `timer` where `runNextTicks()` runs first and a tick or microtask
+    /// with a body is queued.
+    TimerAfterBodyQueued,
+    /// `clear-timeout N` where no Timeout with id N is waiting or running
+    /// its callback (or it was cleared already).
+    NoSuchTimeout(AsyncId),
 }
 
 impl fmt::Display for Refusal<'_> {
@@ -262,6 +276,7 @@ impl fmt::Display for Refusal<'_> {
                     OpKind::EndTick => "no tick callback is running",
                     OpKind::EndMicrotask => "no microtask callback is running",
                     OpKind::EndListener => "no uncaughtException listener is running",
+                    OpKind::EndTimer => "no Timeout's callback is running",
                     _ => "no native scope is open",
                 };
                 write!(f, "{kind}: {what}")
@@ -269,6 +284,19 @@ impl fmt::Display for Refusal<'_> {
             Refusal::NoAsyncContext(r) => write!(
                 f,
                 "napi-make-callback {r}: no napi_async_context was made on {r} (write napi-async-init {r} first)"
+            ),
+            Refusal::TimerOutsideRunTimers => f.write_str(
+                "timer: processTimers runs Timeouts in RunTimers' scope only (the innermost frame must be a timers-scope)",
+            ),
+            Refusal::NoTimeoutWaiting => f.write_str(
+                "timer: no Timeout is waiting (write set-timeout first; each runs once)",
+            ),
+            Refusal::NoSuchTimeout(id) => write!(
+                f,
+                "clear-timeout {id}: no Timeout {id} is waiting or running its callback (the id of a set-timeout, not yet run to its end nor cleared)"
+            ),
+            Refusal::TimerAfterBodyQueued => f.write_str(
+                "timer: processTimers calls runNextTicks() before this Timeout (after the one before it, or a list a throwing Timeout left), and a tick or microtask with a body is queued: the model does not run a body inside that call (end the body's frame first, or write another op between)",
             ),
         }
     }
@@ -310,7 +338,11 @@ impl Refusal<'_> {
             | Refusal::MicrotaskTriggerInvalid(_)
             | Refusal::ThrowInsideJsFrame(_)
             | Refusal::NotInnermost(..)
-            | Refusal::NothingOpen(_) => false,
+            | Refusal::NothingOpen(_)
+            | Refusal::TimerOutsideRunTimers
+            | Refusal::NoTimeoutWaiting
+            | Refusal::TimerAfterBodyQueued
+            | Refusal::NoSuchTimeout(_) => false,
         }
     }
 }
@@ -377,6 +409,7 @@ impl<S: AsyncIdStack> Environment<S> {
             Family::Rejections => self.rejections_enabled(op),
             Family::Exceptions => self.exceptions_enabled(op),
             Family::ContextFrame => self.context_frame_enabled(op),
+            Family::Timers => self.timers_enabled(op),
         }
     }
 

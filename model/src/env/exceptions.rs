@@ -9,7 +9,7 @@ use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind, SIGTRAP};
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
     /// [`Environment::enabled`] asks of every op (the throw is JavaScript):
-    /// in a native scope's, a tick's or a microtask's callback, not while
+    /// in a native scope's, a tick's, a microtask's or a Timeout's callback, not while
     /// the `uncaughtException` listener runs; with a listener body, in a
     /// native scope's callback only.
     #[inline]
@@ -25,7 +25,7 @@ impl<S: AsyncIdStack> Environment<S> {
             _ if throws && self.abort_inside_reaction() => Err(Refusal::AbortInsideReaction),
             Op::UncaughtExceptionListener => match self.frames.last() {
                 Some(Frame::Native(_)) => Ok(()),
-                Some(f @ (Frame::Tick { .. } | Frame::Microtask { .. })) => {
+                Some(f @ (Frame::Tick { .. } | Frame::Microtask { .. } | Frame::Timer { .. })) => {
                     Err(Refusal::ListenerOnlyAtNativeScope(f.name()))
                 }
                 Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
@@ -38,6 +38,7 @@ impl<S: AsyncIdStack> Environment<S> {
                 Some(Frame::Native(_)) => Ok(()),
                 Some(Frame::Microtask { .. }) => Ok(()),
                 Some(Frame::Tick { .. }) => Ok(()),
+                Some(Frame::Timer { .. }) => Ok(()),
                 Some(other) => Err(Refusal::ThrowInsideJsFrame(other.name())),
                 None => Err(Refusal::NothingOpen(OpKind::UncaughtException)),
             },
@@ -47,7 +48,8 @@ impl<S: AsyncIdStack> Environment<S> {
 
     /// What `uncaught-exception` does: a tick's callback threw, a
     /// microtask's callback (a promise reaction's rejects its derived
-    /// promise), or the callback of the innermost native scope.
+    /// promise), a Timeout's (reported at `RunTimers`' scope, which calls
+    /// `processTimers` again), or the callback of the innermost native scope.
     #[inline]
     pub(super) fn exceptions_effect(&mut self, op: &Op) -> Result<(), Died> {
         if let Op::UncaughtException { .. } | Op::UncaughtExceptionListener = op {
@@ -72,6 +74,10 @@ impl<S: AsyncIdStack> Environment<S> {
             Op::UncaughtException { handled } => match self.frames.last() {
                 Some(Frame::Tick { .. }) => self.tick_threw(*handled),
                 Some(Frame::Microtask { .. }) => self.microtask_threw(*handled),
+                Some(Frame::Timer { .. }) => {
+                    self.timer_threw();
+                    self.on_global_uncaught_exception(*handled)
+                }
                 _ => self.on_global_uncaught_exception(*handled),
             },
             _ => not_in_family(op),

@@ -160,6 +160,17 @@ pub struct Microtasks {
     pub module_top_level_await: bool,
 }
 
+impl Microtasks {
+    /// A job with a body (`queue-microtask-body`, `promise-then-body`) is
+    /// queued.
+    pub fn has_body_queued(&self) -> bool {
+        self.queue.iter().any(|job| match job {
+            Microtask::Callback { body, .. } | Microtask::Reaction { body, .. } => *body,
+            Microtask::DisablePromiseHook | Microtask::ModuleRejection { .. } => false,
+        })
+    }
+}
+
 impl<S: AsyncIdStack> Environment<S> {
     /// When a microtask op can happen, beyond what [`Environment::enabled`]
     /// asks of every op: `queueMicrotask` does not throw for its trigger

@@ -12,7 +12,8 @@
 //! (`InternalCallbackScope`, `InternalMakeCallback`), [`hooks`]
 //! (`AsyncHook`), [`js`] (`lib/internal/async_hooks.js`), [`ticks`]
 //! (`process.nextTick`), [`microtasks`], [`rejections`], [`exceptions`]
-//! (`onGlobalUncaughtException`), [`context_frame`] (`AsyncContextFrame`
+//! (`onGlobalUncaughtException`), [`timers`] (`setTimeout`,
+//! `processTimers`), [`context_frame`] (`AsyncContextFrame`
 //! and `AsyncLocalStorage`, Node 26; v20's on async hooks in
 //! [`async_local_storage`]). [`enabled`] asks the conjuncts every
 //! op shares and routes to the family's; this module holds the
@@ -35,6 +36,7 @@ pub mod resources;
 #[cfg(loom)]
 pub mod stop;
 pub mod ticks;
+pub mod timers;
 pub mod tracked;
 
 use crate::vocab::{
@@ -129,6 +131,18 @@ pub enum Frame<S: AsyncIdStack> {
     /// (`lib/internal/process/execution.js`) for an exception that a native
     /// scope's callback threw; ended by `end-listener`.
     Listener,
+    /// Inside the callback of a Timeout, which `listOnTimeout` called
+    /// between its `emitBefore` and its `emitAfter`
+    /// (`lib/internal/timers.js`); ended by `end-timer` or by an exception.
+    Timer {
+        /// The Timeout.
+        timeout: timers::Timeout,
+        /// How many of the Timeouts this `processTimers` found due are left.
+        due_after: u32,
+        /// `priorContextFrame`, set back after the `emitAfter` (Node 26;
+        /// not in a `finally`).
+        prior_context_frame: ContextFrame,
+    },
 }
 
 impl<S: AsyncIdStack> Frame<S> {
@@ -148,6 +162,7 @@ impl<S: AsyncIdStack> Frame<S> {
             } => Op::CloseScope { threw: false },
             Frame::Microtask { .. } => Op::EndMicrotask,
             Frame::Listener => Op::EndListener,
+            Frame::Timer { .. } => Op::EndTimer,
         }
     }
 
@@ -214,6 +229,8 @@ pub struct Environment<S: AsyncIdStack> {
     pub microtasks: Tracked<microtasks::Microtasks>,
     /// Unhandled promise rejections waiting to be reported.
     pub rejections: Tracked<rejections::Rejections>,
+    /// The timer lists.
+    pub timers: Tracked<timers::Timers>,
     /// The call stack, outermost first; the first frame is the main script's scope.
     pub frames: TrackedVec<Frame<S>>,
     /// `Environment::async_callback_scope_depth()`.
@@ -273,6 +290,7 @@ impl<S: AsyncIdStack> Environment<S> {
             ticks: Tracked::default(),
             microtasks: Tracked::default(),
             rejections: Tracked::default(),
+            timers: Tracked::default(),
             frames: TrackedVec::default(),
             async_callback_scope_depth: 0,
             heap: Tracked::default(),
@@ -394,6 +412,7 @@ impl<S: AsyncIdStack> Environment<S> {
             Family::Rejections => self.rejections_effect(op),
             Family::Exceptions => self.exceptions_effect(op),
             Family::ContextFrame => self.context_frame_effect(op),
+            Family::Timers => self.timers_effect(op),
         }
     }
 }
@@ -414,6 +433,10 @@ impl<S: AsyncIdStack> Runtime for Environment<S> {
         let facts = op.kind().facts();
         self.enabled_with(op, facts)?;
         self.out.clear();
+        if self.timers.call.is_some() && !matches!(op, Op::Timer) {
+            // Any op but the next `timer` runs after `processTimers` returned.
+            self.timers.call = None;
+        }
         let result = self.dispatch(op, facts.family);
         self.ops_applied += 1;
         self.program_started |= !facts.header;

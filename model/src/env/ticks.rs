@@ -317,6 +317,12 @@ impl<S: AsyncIdStack> Environment<S> {
                     self.frames.push(microtask);
                     return self.microtask_threw(handled);
                 }
+                Some(timer @ Frame::Timer { .. }) => {
+                    // `process._tickCallback()` in a Timeout's callback: the
+                    // exception leaves it, and reaches RunTimers' scope.
+                    self.frames.push(timer);
+                    self.timer_threw();
+                }
                 Some(Frame::Listener) => {
                     unreachable!("an exception while the listener runs is refused")
                 }

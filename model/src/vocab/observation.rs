@@ -33,6 +33,9 @@ pub enum ResourceView {
     Microtask(AsyncId),
     /// A promise that the promise hooks track, by its async id.
     Promise(AsyncId),
+    /// The `Timeout` that `setTimeout` made, by its async id
+    /// (`lib/internal/timers.js`).
+    Timeout(AsyncId),
 }
 
 /// One hook callback invocation.
@@ -254,6 +257,7 @@ impl fmt::Display for ResourceView {
             ResourceView::Undefined => f.write_str("undefined"),
             ResourceView::Microtask(id) => write!(f, "microtask:{id}"),
             ResourceView::Promise(id) => write!(f, "promise:{id}"),
+            ResourceView::Timeout(id) => write!(f, "timeout:{id}"),
         }
     }
 }

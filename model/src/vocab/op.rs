@@ -273,6 +273,19 @@ pub enum Op {
     /// callback holding that same object loses it for good; other frames
     /// keep it, and a later `run` or `enterWith` works (no enabled flag).
     AlsDisable(AlsId),
+    /// `setTimeout(cb, ms)` (`lib/timers.js`), with a duration of its own
+    /// (a `TimersList` of its own): `initAsyncResource(timeout, 'Timeout')`
+    /// (`lib/internal/timers.js`), then the Timeout waits.
+    SetTimeout,
+    /// In `RunTimers`' scope, `processTimers` runs the oldest waiting
+    /// Timeout (`listOnTimeout`): the ops that follow run in its callback,
+    /// up to `end-timer` (it returns) or `uncaught-exception` (it throws).
+    Timer,
+    /// The innermost Timeout's callback returns; `listOnTimeout` goes on.
+    EndTimer,
+    /// `clearTimeout(timeout)` (`lib/timers.js`, `unenroll`) on the Timeout
+    /// with this id, waiting or running its callback.
+    ClearTimeout(AsyncId),
 }
 
 /// Declares [`OpKind`] from one list of `Variant = "trace-name" => facts`
@@ -341,6 +354,9 @@ pub enum Family {
     /// `onGlobalUncaughtException` (`lib/internal/process/execution.js`):
     /// `env/exceptions.rs`.
     Exceptions,
+    /// `setTimeout` and `processTimers` (`lib/internal/timers.js`):
+    /// `env/timers.rs`.
+    Timers,
     /// `AsyncContextFrame` and `AsyncLocalStorage` (Node 26):
     /// `env/context_frame.rs`.
     ContextFrame,
@@ -436,6 +452,7 @@ impl Facts {
 
 use Family::{
     CallbackScope, ContextFrame, Exceptions, Hooks, Js, Microtasks, Process, Rejections, Ticks,
+    Timers,
 };
 
 op_kinds! {
@@ -498,6 +515,11 @@ op_kinds! {
     PromiseCatch = "promise-catch" => js(Rejections),
     UncaughtExceptionListener = "uncaught-exception-listener" => js(Exceptions).opens(),
     EndListener = "end-listener" => native(Exceptions).ends(),
+    // Issue 53: Timeouts, whose callbacks run in their own frames.
+    SetTimeout = "set-timeout" => js(Timers),
+    Timer = "timer" => js(Timers).opens(),
+    EndTimer = "end-timer" => native(Timers).ends(),
+    ClearTimeout = "clear-timeout" => js(Timers),
 }
 
 impl OpKind {
@@ -614,6 +636,10 @@ impl Op {
             Op::AlsDisable(_) => OpKind::AlsDisable,
             Op::UncaughtExceptionListener => OpKind::UncaughtExceptionListener,
             Op::EndListener => OpKind::EndListener,
+            Op::SetTimeout => OpKind::SetTimeout,
+            Op::Timer => OpKind::Timer,
+            Op::EndTimer => OpKind::EndTimer,
+            Op::ClearTimeout(_) => OpKind::ClearTimeout,
         }
     }
 
@@ -647,7 +673,9 @@ impl Op {
                 trigger_async_id,
                 ..
             } => vec![*async_id, *trigger_async_id],
-            Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => vec![*async_id],
+            Op::EmitAfter { async_id }
+            | Op::EmitDestroy { async_id }
+            | Op::ClearTimeout(async_id) => vec![*async_id],
             Op::EnterDefaultTriggerScope { trigger_async_id } => vec![*trigger_async_id],
             Op::NoForceAsyncHooksChecks
             | Op::EntryModule { .. }
@@ -693,7 +721,10 @@ impl Op {
             | Op::NapiMakeCallback(_)
             | Op::AlsDisable(_)
             | Op::UncaughtExceptionListener
-            | Op::EndListener => Vec::new(),
+            | Op::EndListener
+            | Op::SetTimeout
+            | Op::Timer
+            | Op::EndTimer => Vec::new(),
         }
     }
 
@@ -772,9 +803,9 @@ impl fmt::Display for Op {
                 "{k} {async_id} {trigger_async_id}{}",
                 opt_resource(resource)
             ),
-            Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } => {
-                write!(f, "{k} {async_id}")
-            }
+            Op::EmitAfter { async_id }
+            | Op::EmitDestroy { async_id }
+            | Op::ClearTimeout(async_id) => write!(f, "{k} {async_id}"),
             Op::EnterRunInAsyncScope {
                 async_id,
                 trigger_async_id,
@@ -846,7 +877,10 @@ impl fmt::Display for Op {
             | Op::PromiseThenBody
             | Op::EndMicrotask
             | Op::UncaughtExceptionListener
-            | Op::EndListener => f.write_str(k.name()),
+            | Op::EndListener
+            | Op::SetTimeout
+            | Op::Timer
+            | Op::EndTimer => f.write_str(k.name()),
         }
     }
 }
@@ -951,6 +985,10 @@ impl Op {
             OpKind::EndTick => Op::EndTick,
             OpKind::UncaughtExceptionListener => Op::UncaughtExceptionListener,
             OpKind::EndListener => Op::EndListener,
+            OpKind::SetTimeout => Op::SetTimeout,
+            OpKind::Timer => Op::Timer,
+            OpKind::EndTimer => Op::EndTimer,
+            OpKind::ClearTimeout => Op::ClearTimeout(t.async_id(ASYNC_ID)?),
             OpKind::QueueMicrotask => Op::QueueMicrotask,
             OpKind::PromiseThen => Op::PromiseThen,
             OpKind::PromiseReject => Op::PromiseReject,

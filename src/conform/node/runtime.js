@@ -22,7 +22,7 @@ const asyncHooks = require('async_hooks');
 const iah = require('internal/async_hooks');
 require('internal/promise_hooks'); // AsyncHook.enable -> updatePromiseHookMode
 require('timers'); // onGlobalUncaughtException -> setImmediate
-const { Immediate, async_id_symbol: timer_async_id_symbol } = require('internal/timers');
+const { Immediate, Timeout, async_id_symbol: timer_async_id_symbol } = require('internal/timers');
 // The fatal-exception report writes to process.stderr: create that stream
 // (a PIPEWRAP, FILEHANDLE or TTYWRAP) now, while no hook sees it.
 void process.stderr;
@@ -127,6 +127,7 @@ function nameOf(r) {
     return 'tick:' + r[async_id_symbol];
   }
   if (r instanceof Immediate) return 'immediate:' + r[timer_async_id_symbol];
+  if (r instanceof Timeout) return 'timeout:' + r[timer_async_id_symbol];
   if (r instanceof Promise) return 'promise:' + r[async_id_symbol];
   // The only AsyncResource the program does not name is queueMicrotask's
   // (its init hook runs before the callback is attached to it).
@@ -370,21 +371,79 @@ function napiMakeCallback(n, fn) {
 // is open, and is Node's own processTimers otherwise (a fresh one from
 // internal/timers' getTimerCallbacks, as bootstrap/node.js makes it; the
 // immediate callback is replaced by its fresh twin too). The trace's own JS
-// then runs directly in RunTimers' scope: no Timeout object, no emitBefore
-// of a timer. After a handled exception RunTimers calls it again, and it
-// goes on with the next op.
+// then runs directly in RunTimers' scope. After a handled exception
+// RunTimers calls it again, and it goes on with the next op.
+//
+// `set-timeout` is a real setTimeout, unref'd, with a duration of its own
+// (1e9 ms plus its number, so that the lists expire in the order they were
+// made and none fires by itself). `timer` calls that fresh processTimers
+// from RunTimers' scope with a `now` at which exactly the Timeouts of its
+// call are due (PLAN.timers: how many `timer` ops the call has, the first
+// and each that follows an `end-timer` directly); processTimers calls the
+// runNextTicks it was made with before each list but its first, and that
+// one takes the call's next `timer` op (its line) before it runs the ticks.
+// A Timeout's callback runs the ops up to its `end-timer` as a frame.
 const TIMERS_DUE = 987654321; // ms: how addon.runTimers finds the handle
 let timersBinding = null;
 let timersFrame = null;
+let processTimersFresh = null;
+const waitingTimeouts = []; // the trace's Timeouts not yet run, oldest first
+let timerOpsLeft = 0; // `timer` ops of this processTimers call not yet taken
+let timerCallStarting = false; // its first Timeout's callback has not run
+function timersRunNextTicks() {
+  if (!timerCallStarting && timerOpsLeft > 0) {
+    timerOpsLeft--;
+    const [i, line] = nextOp();
+    W(`${line} # ${i}`);
+  }
+  process._tickCallback();
+}
 function installTimers() {
   timersBinding = binding('timers');
   const { getTimerCallbacks } = require('internal/timers');
-  const { processImmediate, processTimers } = getTimerCallbacks(process._tickCallback);
+  const { processImmediate, processTimers } = getTimerCallbacks(timersRunNextTicks);
+  processTimersFresh = processTimers;
   timersBinding.setupTimers(processImmediate, (now) => {
     if (timersFrame === null) return processTimers(now);
+    timerOpsLeft = 0;
     frame(timersFrame);
     return 0;
   });
+}
+let timeoutSerial = 0;
+const timeoutsById = new Map(); // node's async id -> the trace's Timeout
+function setTimeoutOp(model) {
+  const t = setTimeout(() => {
+    timerCallStarting = false;
+    waitingTimeouts.shift();
+    frame(record('timer'));
+  }, 1e9 + ++timeoutSerial);
+  t.unref();
+  waitingTimeouts.push(t);
+  timeoutsById.set(t[timer_async_id_symbol], t);
+  assign(model, t[timer_async_id_symbol]);
+}
+// `clear-timeout N`: clearTimeout on the trace's Timeout N, waiting (it
+// leaves the Timeouts the next `timer` counts) or running its callback.
+// The Timeout is ref'd first: the trace's setTimeout is a plain, ref'd one,
+// and lib/timers.js' unenroll deletes a list left empty only for a ref'd
+// Timeout (an unref'd one's empty list stays queued, and processTimers
+// would count it as a list run: a runNextTicks() the model has no reason
+// for). ref() counts it and unenroll uncounts it: nothing is left holding
+// the loop.
+function clearTimeoutOp(id) {
+  const t = timeoutsById.get(I(id));
+  const at = waitingTimeouts.indexOf(t);
+  if (at >= 0) waitingTimeouts.splice(at, 1);
+  t.ref();
+  clearTimeout(t);
+}
+function timerOp(i) {
+  const chain = plan.timers[i];
+  const last = waitingTimeouts[chain - 1];
+  timerOpsLeft = chain - 1;
+  timerCallStarting = true;
+  processTimersFresh(last._idleStart + last._idleTimeout);
 }
 
 // The prologue's own resources (the process.stderr stream) took ids: put the
@@ -400,10 +459,11 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 // line i, and the interpreter switches on its first word, the op's name.
 // Ids are the model's numbers (mapped with I() where used). PLAN is what the
 // text does not say (emit.rs, Plan): `ids`, the id the model handed out at
-// an op (`new-async-id`, `next-tick`, `next-tick-body`, `napi-async-init`),
-// by the op's index; `napi`, for each `close-outer` by its index, the index
-// of the `callback-scope` it closes, which is opened as an N-API callback
-// scope.
+// an op (`new-async-id`, `next-tick`, `next-tick-body`, `napi-async-init`,
+// `set-timeout`), by the op's index; `napi`, for each `close-outer` by its
+// index, the index of the `callback-scope` it closes, which is opened as an
+// N-API callback scope; `timers`, for each `timer` that starts a
+// processTimers call, by its index, how many `timer` ops the call has.
 //
 // A frame (a native scope, a JS frame, a tick's or a microtask's callback,
 // the main script) is one call of frame(), which runs the ops up to the one
@@ -417,7 +477,7 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 let S = ''; // the trace
 let pc = 0; // offset in S of the next op
 let opIndex = 0; // its index in the trace
-let plan = { ids: {}, napi: {} };
+let plan = { ids: {}, napi: {}, timers: {} };
 let mainFrame = null;
 let moduleEntry = false; // the trace has `entry-module`: program.mjs
 
@@ -558,6 +618,8 @@ function plain(i, t, self) {
     case 'reset-global': addon.resetGlobal(num(t[1])); break;
     case 'async-resource': captureFrame(num(t[1])); break;
     case 'napi-async-init': napiAsyncInit(plan.ids[i], num(t[1])); break;
+    case 'set-timeout': setTimeoutOp(plan.ids[i]); break;
+    case 'clear-timeout': clearTimeoutOp(+t[1]); break;
     case 'als-default': // a header op: before any other op names A<n>
       storages.set(num(t[1]), new asyncHooks.AsyncLocalStorage({ defaultValue: +t[2] }));
       break;
@@ -624,6 +686,9 @@ function frameOps(self) {
         addon.napiClose(napiEnv, key);
         break;
       }
+      case 'timer':
+        timerOp(i);
+        break;
       case 'timers-scope':
         timersFrame = record('timers');
         timersBinding.scheduleTimer(TIMERS_DUE);
@@ -665,6 +730,7 @@ function frameOps(self) {
       case 'end-tick':
       case 'end-microtask':
       case 'end-listener':
+      case 'end-timer':
         // The frame's function returns (for a tick or a microtask, what the
         // run or the checkpoint does next is this op's).
         self.closed = true;
@@ -696,7 +762,7 @@ function runTrace(trace, p) {
     napi = require(NAPI_PATH);
     napiEnv = napi.env();
   }
-  if (has('timers-scope')) installTimers();
+  if (has('timers-scope') || has('set-timeout')) installTimers();
   mainFrame = record('main');
   addon.loopMarker();
   addon.afterMain(() => {
