@@ -215,6 +215,14 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "timer-store-after-handled-exception",
         "a Timeout's callback run in a lazy RunTimers scope after a handled exception there, with a store in its frame or in the one it replaces (a throwing Timeout's, left current)",
     ),
+    (
+        "timer-push-above-lazy",
+        "a Timeout's emitBefore (listOnTimeout's JS push) right above RunTimers' lazy scope",
+    ),
+    (
+        "lazy-scope-in-timer",
+        "a native scope opened lazy inside a Timeout's callback",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -301,11 +309,13 @@ pub mod situation {
     pub const MODULE_BODY_TICK_CALLBACK_WITH_LAZY: usize = 50;
     // Issue 53: Timeouts, whose callbacks run in their own frames.
     pub const TIMER_STORE_AFTER_HANDLED_EXCEPTION: usize = 51;
+    pub const TIMER_PUSH_ABOVE_LAZY: usize = 52;
+    pub const LAZY_SCOPE_IN_TIMER: usize = 53;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 52;
+pub const SITUATION_COUNT: usize = 54;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -422,6 +432,13 @@ pub fn classify_before<S: LazyStore>(sink: &mut impl Sink, before: &Environment<
                 || (before.timers.waiting.front()).is_some_and(|t| t.context_frame.has_stores()))
         {
             sink.hit(s::TIMER_STORE_AFTER_HANDLED_EXCEPTION);
+        }
+        if kind == OpKind::Timer
+            && scope.run_timers
+            && scope.entered == Path::Lazy
+            && top == Top::Lazy
+        {
+            sink.hit(s::TIMER_PUSH_ABOVE_LAZY);
         }
     }
     let module_entry = before.frames.first().is_some_and(Frame::is_module_body);
@@ -625,6 +642,9 @@ pub fn classify_after<S: LazyStore>(
                 }
                 if outer().any(|f| matches!(f, Frame::Tick { .. })) {
                     sink.hit(s::LAZY_SCOPE_IN_TICK);
+                }
+                if outer().any(|f| matches!(f, Frame::Timer { .. })) {
+                    sink.hit(s::LAZY_SCOPE_IN_TIMER);
                 }
                 if outer().any(|f| matches!(f, Frame::Microtask { .. })) {
                     sink.hit(s::JS_IN_CHECKPOINT_WITH_LAZY);
@@ -1024,6 +1044,8 @@ mod tests {
                 s::TIMER_STORE_AFTER_HANDLED_EXCEPTION,
                 "timer-store-after-handled-exception",
             ),
+            (s::TIMER_PUSH_ABOVE_LAZY, "timer-push-above-lazy"),
+            (s::LAZY_SCOPE_IN_TIMER, "lazy-scope-in-timer"),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

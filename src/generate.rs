@@ -476,8 +476,8 @@ impl CaseGen {
         // the event loop with Timeouts waiting, mostly RunTimers; in
         // RunTimers' scope with Timeouts waiting: often the next one
         // (`timer` is enabled nowhere else); in a Timeout's callback, now and
-        // then a handled throw, which leaves its frame current
-        // (timer-store-after-handled-exception).
+        // then a native scope, or a handled throw, which leaves its frame
+        // current (timer-store-after-handled-exception).
         let stored_timeout = || (eager.timers.waiting.iter()).any(|t| t.context_frame.has_stores());
         if eager.context_frame.has_stores()
             && eager.timers.waiting.len() < 2
@@ -507,6 +507,12 @@ impl CaseGen {
                     && eager.enabled(&Op::Timer).is_ok() =>
             {
                 return Some(Op::Timer);
+            }
+            // In a Timeout's callback, now and then a native scope, lazy
+            // unless a hook or executionAsyncResource() made scopes eager
+            // (lazy-scope-in-timer).
+            Some(Frame::Timer { .. }) if self.ratio(1, 4) => {
+                return Some(self.open_scope(eager));
             }
             Some(Frame::Timer { .. }) if self.ratio(1, 2) => {
                 return Some(Op::UncaughtException { handled: true });
