@@ -78,11 +78,13 @@ pub enum ConformError {
 impl fmt::Display for ConformError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // `conform` and `bench` both meet these: the message names
+            // neither.
             ConformError::MissingTool { tool, hint } => {
-                write!(f, "conformance needs `{tool}`: {hint}")
+                write!(f, "`{tool}` is missing: {hint}")
             }
-            ConformError::Headers(e) => write!(f, "conformance needs node's own C++ headers: {e}"),
-            ConformError::Build(e) => write!(f, "building the conformance addon failed: {e}"),
+            ConformError::Headers(e) => write!(f, "node's own C++ headers are needed: {e}"),
+            ConformError::Build(e) => write!(f, "building the addon failed: {e}"),
             ConformError::Io(e) => write!(f, "conformance I/O: {e}"),
             ConformError::ModelRejected { index, op, error } => {
                 write!(f, "the model rejects op {index} `{op}`: {error}")
