@@ -72,6 +72,11 @@ impl Sample {
     pub fn rate(&self) -> f64 {
         self.calls as f64 / (self.wall_ns as f64 / 1e9)
     }
+
+    /// Calls per second of the process's CPU time.
+    pub fn cpu_rate(&self) -> f64 {
+        self.calls as f64 / (self.cpu_us.max(1) as f64 / 1e6)
+    }
 }
 
 /// One binary, its addon built.

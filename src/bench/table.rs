@@ -4,7 +4,7 @@
 //! `benchmark/compare.R` prints, one row per kind and size, with each
 //! binary's time (or instructions) per call.
 
-use super::runner::{Bench, Kind, Sample};
+use super::runner::{Bench, Kind};
 use super::stats::{compare, Comparison};
 use crate::conform::ConformError;
 use std::fmt;
@@ -25,16 +25,6 @@ pub enum Measure {
 }
 
 impl Measure {
-    /// Calls per second of `sample`, by this measure (`None` for
-    /// [`Measure::Instructions`], which is not read from a timed run).
-    pub fn rate(self, sample: &Sample) -> Option<f64> {
-        match self {
-            Measure::Wall => Some(sample.rate()),
-            Measure::Cpu => Some(sample.calls as f64 / (sample.cpu_us.max(1) as f64 / 1e6)),
-            Measure::Instructions => None,
-        }
-    }
-
     /// The name of a table's rates: `wall time`, ...
     pub fn describe(self) -> &'static str {
         match self {
@@ -103,7 +93,6 @@ pub struct Table {
 /// two binaries, alternating, and compare; `tick` after each run (a
 /// progress bar), `stop` asked before each (an interrupt: `Ok(None)`).
 /// [`Measure::Instructions`] needs `valgrind`.
-#[allow(clippy::too_many_arguments)]
 pub fn run(
     benches: [&Bench; 2],
     sizes: &[u64],
@@ -122,19 +111,15 @@ pub fn run(
                     if stop() {
                         return Ok(None);
                     }
-                    let rate = match (measure, valgrind) {
-                        (Measure::Instructions, Some(valgrind)) => {
-                            1e9 / bench.instructions_per_call(valgrind, kind, n)?
-                        }
-                        (Measure::Instructions, None) => {
-                            return Err(ConformError::MissingTool {
+                    let rate = match measure {
+                        Measure::Wall => bench.run(kind, n)?.rate(),
+                        Measure::Cpu => bench.run(kind, n)?.cpu_rate(),
+                        Measure::Instructions => {
+                            let valgrind = valgrind.ok_or_else(|| ConformError::MissingTool {
                                 tool: "valgrind".to_string(),
                                 hint: "--measure instructions runs node under valgrind".to_string(),
-                            })
-                        }
-                        (timed, _) => {
-                            let sample = bench.run(kind, n)?;
-                            timed.rate(&sample).unwrap_or(f64::NAN)
+                            })?;
+                            1e9 / bench.instructions_per_call(valgrind, kind, n)?
                         }
                     };
                     rates[i].push(rate);
