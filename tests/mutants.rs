@@ -74,3 +74,23 @@ fn the_wrapping_store_with_nothing_planted_is_the_lazy_store() {
         }
     }
 }
+
+#[test]
+fn a_timeout_above_run_timers_lazy_scope_kills_the_js_pop_that_ignores_it() {
+    // Environment::RunTimers opens a lazy scope {0, 0} on `process` from the
+    // event loop; listOnTimeout's emitBefore pushes the Timeout above it and
+    // its emitAfter must pop that push, not the lazy scope below. The ids
+    // agree either way (both pairs are saved as {0, 0}); the resource of
+    // the RunTimers scope, read once the Timeout has returned, does not.
+    let text = "set-timeout\nclose\ntimers-scope\n  timer\n  end-timer\n  \
+                execution-async-resource\nclose\n";
+    let ops = model::vocab::trace::parse(text)
+        .expect("the trace parses")
+        .ops();
+    run_on(Pair::with_store(Mutated::default()), &ops, true)
+        .expect("the lazy store agrees with the model");
+    let divergence = run_on(Pair::mutated(Mutant::JsPopIgnoresJsAbove), &ops, false)
+        .expect_err("the mutant diverges");
+    assert!(divergence.is_observable(), "{divergence}");
+    assert_eq!(divergence.index, 5, "{divergence}");
+}

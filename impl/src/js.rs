@@ -27,18 +27,25 @@ pub fn pop_async_context_js<S: LazyStore>(
         return S::pop_async_context(ah, async_id);
     }
     if async_hooks::top(ah) == Top::Lazy {
-        let index = async_hooks::depth(ah) - 1;
-        let lazy = async_hooks::unlink(ah);
-        let natives = &mut ah.native_execution_async_resources;
-        if natives.len() <= index {
-            natives.resize(index + 1, None);
-        }
-        natives[index] = Some(lazy.resource);
-        ah.cost.resource_writes += 1;
-        async_hooks::restore_lazy_pair(ah, lazy.saved);
+        unlink_lazy_scope_js(ah);
     } else {
         ah.restore_saved();
     }
     ah.pop_js_resource();
     Ok(async_hooks::depth(ah) > 0)
+}
+
+/// The C++ half of a JS pop of a lazy scope: unlink the innermost lazy
+/// scope, leave its resource in the native array at its depth, where an
+/// eager push left it (decision 8), and restore the pair it saved.
+pub fn unlink_lazy_scope_js<S: LazyStore>(ah: &mut AsyncHooks<S>) {
+    let index = async_hooks::depth(ah) - 1;
+    let lazy = async_hooks::unlink(ah);
+    let natives = &mut ah.native_execution_async_resources;
+    if natives.len() <= index {
+        natives.resize(index + 1, None);
+    }
+    natives[index] = Some(lazy.resource);
+    ah.cost.resource_writes += 1;
+    async_hooks::restore_lazy_pair(ah, lazy.saved);
 }

@@ -53,6 +53,45 @@ fn pop_async_context_js_forgetting_resource(
     answer
 }
 
+/// Decision 7 undone in its other half: while `kLazyScopes != 0`, JS
+/// `popAsyncContext` asks C++ only whether a lazy scope is linked, not
+/// whether it is the innermost entry, so it unlinks the innermost lazy scope
+/// even under a context JS pushed above it (a Timeout's `emitBefore` above
+/// `Environment::RunTimers`' lazy scope; the pull request's 21a6ea2 tests "a
+/// context pushed on the stack above a lazy scope").
+#[derive(Debug)]
+pub struct JsPopIgnoresJsAbove;
+
+impl Mistake for JsPopIgnoresJsAbove {
+    fn pop_async_context_js(
+        &self,
+        ah: &mut AsyncHooks<Mutated>,
+        async_id: AsyncId,
+    ) -> Result<bool, Died> {
+        pop_async_context_js_taking_lazy(ah, async_id)
+    }
+}
+
+/// [`crate::js::pop_async_context_js`] with its question "is the innermost
+/// entry lazy?" answered by `kLazyScopes != 0`: past the same check, the
+/// innermost lazy scope is unlinked whatever is above it, and the JS
+/// context above it stays on the stack.
+fn pop_async_context_js_taking_lazy(
+    ah: &mut AsyncHooks<Mutated>,
+    async_id: AsyncId,
+) -> Result<bool, Died> {
+    if ah.store.lazy.k_lazy_scopes == 0 || async_hooks::top(ah) == Top::Lazy {
+        return crate::js::pop_async_context_js(ah, async_id);
+    }
+    ah.cost.crossings += 1;
+    if ah.check_corrupted_stack(async_id).is_err() {
+        return Mutated::pop_async_context(ah, async_id);
+    }
+    crate::js::unlink_lazy_scope_js(ah);
+    ah.pop_js_resource();
+    Ok(async_hooks::depth(ah) > 0)
+}
+
 /// Decision 9 undone: `hasAsyncIdStack()` reads only `kStackLength`.
 #[derive(Debug)]
 pub struct HasAsyncIdStackIgnoresLazy;

@@ -29,6 +29,8 @@ pub enum Mutant {
     LazyPopSkipsCheck,
     /// Decision 7: [`js::JsPopIgnoresLazy`].
     JsPopIgnoresLazy,
+    /// Decision 7: [`js::JsPopIgnoresJsAbove`].
+    JsPopIgnoresJsAbove,
     /// Decision 9: [`js::HasAsyncIdStackIgnoresLazy`].
     HasAsyncIdStackIgnoresLazy,
     /// Decision 10: [`async_hooks::ClearKeepsChain`].
@@ -104,6 +106,8 @@ impl Mutant {
         // Issue 24: the frame a native scope enters.
         Mutant::LazySkipsFrameExchange,
         Mutant::LazyCloseRestoresPoppedFrame,
+        // Issue 53: a Timeout's callback above RunTimers' lazy scope.
+        Mutant::JsPopIgnoresJsAbove,
     ];
 
     /// Variants of the lazy condition that are not mistakes: the suite shows
@@ -147,6 +151,7 @@ impl Mutant {
         match self {
             Mutant::LazyPopSkipsCheck => &a::LazyPopSkipsCheck,
             Mutant::JsPopIgnoresLazy => &j::JsPopIgnoresLazy,
+            Mutant::JsPopIgnoresJsAbove => &j::JsPopIgnoresJsAbove,
             Mutant::HasAsyncIdStackIgnoresLazy => &j::HasAsyncIdStackIgnoresLazy,
             Mutant::ClearKeepsChain => &a::ClearKeepsChain,
             Mutant::ClearForgetsCount => &a::ClearForgetsCount,
