@@ -161,7 +161,7 @@ pub fn prepare(ops: &[Op], version: NodeVersion) -> Result<Vec<Op>, String> {
 
 /// The named situations no test is exported for: the read that makes
 /// `unspecified-resource` has an unspecified answer, and a test leaves it
-/// out (render.rs).
+/// out (`render::observe`).
 pub const NOT_EXPORTED_SITUATIONS: &[&str] = &["unspecified-resource"];
 
 /// The named situations `ops` reaches on the lazy side (the pull request's

@@ -1,0 +1,490 @@
+//! Op to statement: the JavaScript each op of the trace becomes, in the
+//! block of the frame it runs in.
+
+use super::*;
+
+impl<S: AsyncIdStack> Writer<S> {
+    /// A scheduled callback (tick or microtask) block, opened here.
+    pub(super) fn schedule(&mut self, head: &str) -> usize {
+        let body = self.new_block();
+        let block = self.current();
+        self.blocks[block].items.push(Item::Call {
+            parts: vec![(head.to_string(), body)],
+            tail: "}));".to_string(),
+        });
+        body
+    }
+
+    /// Open a frame's callback: the op's statement is a call with one
+    /// callback, whose block the frame's ops go into.
+    pub(super) fn open(&mut self, head: String, tail: &str) {
+        let body = self.new_block();
+        let block = self.current();
+        self.blocks[block].items.push(Item::Call {
+            parts: vec![(head, body)],
+            tail: tail.to_string(),
+        });
+        let at = self.blocks[block].items.len() - 1;
+        self.frames.push(CodeFrame {
+            block: body,
+            call: Some((block, at)),
+            dead: false,
+            scope_args: None,
+        });
+    }
+
+    /// `close-outer K`: the scope it deletes is opened on the heap
+    /// (`binding.heapCallbackScope`, as `napi_open_callback_scope` opens
+    /// one) and deleted from here; its code frame goes, and what the trace
+    /// does after the inner scopes close runs after its callback returned,
+    /// in the frame around it, as in the model.
+    pub(super) fn close_outer(&mut self, i: usize, outer: u32) -> Result<(), NotWritten> {
+        let target = self.a.outer_scope_index(outer).filter(|_| outer > 0);
+        let frame = target.and_then(|t| self.frames.get(t).cloned().map(|f| (t, f)));
+        let Some((
+            t,
+            CodeFrame {
+                call: Some((block, at)),
+                scope_args: Some(args),
+                dead: false,
+                ..
+            },
+        )) = frame
+        else {
+            return refuse(
+                i,
+                format!("close-outer {outer}: only a scope the test opened with binding.callbackScope (a Local resource, no exception in it) is deleted out of order"),
+            );
+        };
+        let key = self.heap_scopes;
+        self.heap_scopes += 1;
+        if let Item::Call { parts, .. } = &mut self.blocks[block].items[at] {
+            if let Some((head, _)) = parts.first_mut() {
+                *head =
+                    format!("binding.heapCallbackScope({args}, {key}, common.mustCall(() => {{");
+            }
+        }
+        self.push(format!("binding.deleteCallbackScope({key});"));
+        self.frames.remove(t);
+        Ok(())
+    }
+
+    /// The module test's source has a top-level `await`: v20's waits for the
+    /// loader with one (ESM_WAIT_V20), Node 26's only for `entry-module tla`
+    /// (the model's `module_top_level_await`, read when the test is
+    /// written: `node-version` may come after `entry-module`).
+    pub(super) fn has_top_level_await(&self) -> bool {
+        self.a.version == NodeVersion::V20 || self.a.microtasks.module_top_level_await
+    }
+
+    /// `stop`: the test runs in a Worker and calls `process.exit()` there,
+    /// which stops the worker's environment as `worker.terminate()` does
+    /// (`Worker::Exit` → `Stop` → `Environment::ExitEnv`). The worker's
+    /// script body runs in a MessagePort's callback, not in a scope like the
+    /// main script's, so everything before the stop runs from the event loop.
+    pub(super) fn stop(&mut self, i: usize) -> Result<(), NotWritten> {
+        if self.module {
+            return refuse(i, "stop in an ES module entry: a Worker of an .mjs test");
+        }
+        let only_event_loop = self.event_loop.is_some()
+            && self.blocks[0].items.len() == 1
+            && self.frames.last().is_some_and(|f| !f.dead);
+        if !only_event_loop {
+            return refuse(
+                i,
+                "a test that stops runs in a Worker, whose script body runs in a MessagePort's callback: everything before the stop must run from the event loop, after the main script's close",
+            );
+        }
+        self.push("// The worker's environment stops here (Environment::ExitEnv): no more");
+        self.push("// JS runs in it, and its scopes close on the stopping path.");
+        self.push("process.exit();");
+        self.stopped = true;
+        Ok(())
+    }
+
+    /// A callback-scope's JS goes on after a handled exception: in the next
+    /// callback the addon calls in the same scope.
+    pub(super) fn continue_after_exception(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
+        // A close-outer ends a frame other than the innermost, in which it
+        // runs.
+        let runs_in_top = !ends_frame(op) || matches!(op, Op::CloseOuter { .. });
+        if self.frames.last().is_some_and(|f| f.dead) && runs_in_top {
+            let Some(CodeFrame {
+                call: Some((block, at)),
+                ..
+            }) = self.frames.last().cloned()
+            else {
+                return refuse(
+                    i,
+                    "JS after an exception in a frame the test cannot go on in",
+                );
+            };
+            let body = self.new_block();
+            if let Item::Call { parts, .. } = &mut self.blocks[block].items[at] {
+                parts.push(("}), common.mustCall(() => {".to_string(), body));
+            }
+            let top = self.frames.last_mut().expect("checked");
+            top.block = body;
+            top.dead = false;
+        }
+        Ok(())
+    }
+
+    /// The statement of `op` (run A's ids, Node-handed ones encoded), before
+    /// the model runs it.
+    pub(super) fn statement(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
+        let arg = |w: &Self, id: AsyncId| match w.node_id(id) {
+            Some(_) => id_js(HANDED + id),
+            None => id.to_string(),
+        };
+        match op {
+            Op::NoForceAsyncHooksChecks => self.no_force = true,
+            Op::NodeVersion(_) => {}
+            Op::EntryModule { .. } => self.module = true,
+            Op::PromiseCatch => {
+                return refuse(i, "promise-catch is not written into a test yet")
+            }
+            Op::SetTimeout | Op::Timer | Op::EndTimer | Op::ClearTimeout(_) => {
+                return refuse(i, "the Timeout ops are not written into a test yet")
+            }
+            Op::AbortOnUncaughtException => {
+                return refuse(
+                    i,
+                    "--abort-on-uncaught-exception is not written into a test yet",
+                )
+            }
+            Op::UnhandledRejections { .. } => {
+                return refuse(
+                    i,
+                    "--unhandled-rejections and the program's listeners are not written into a test yet",
+                )
+            }
+            Op::AlsDefault { als, value } => {
+                self.storages.insert(als.0);
+                self.defaults.insert(als.0, *value);
+            }
+            Op::OpenScope {
+                kind,
+                context,
+                resource,
+                ..
+            } => {
+                let global = resource.holder == model::vocab::Holder::Global;
+                if global && *kind == ScopeKind::MakeCallback {
+                    return refuse(
+                        i,
+                        "node::MakeCallback takes no Global<Object>* resource holder",
+                    );
+                }
+                self.binding = true;
+                self.resources.insert(resource.id.0);
+                let (f, key) = match kind {
+                    ScopeKind::MakeCallback => ("makeCallback", String::new()),
+                    _ if global => ("globalCallbackScope", format!(", {}", resource.id.0)),
+                    _ => ("callbackScope", String::new()),
+                };
+                let args = format!(
+                    "{}, {}, {}",
+                    r(resource.id.0),
+                    arg(self, context.async_id),
+                    arg(self, context.trigger_async_id)
+                );
+                let head = format!("binding.{f}({args}{key}, common.mustCall(() => {{");
+                self.open(head, "}));");
+                if f == "callbackScope" {
+                    if let Some(top) = self.frames.last_mut() {
+                        top.scope_args = Some(args);
+                    }
+                }
+            }
+            Op::CloseScope { threw } => {
+                let make_callback = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::MakeCallback && !s.threw);
+                if make_callback && *threw {
+                    // The addon's TryCatch takes it; the scope is marked failed.
+                    self.push("throw new Error('the callback throws');");
+                } else if make_callback {
+                    // What the callback returns comes back from
+                    // node::MakeCallback only if it ran to its end: an
+                    // assertion that throws in it cannot go unnoticed.
+                    self.push("return 'returned';");
+                    if let Some(CodeFrame {
+                        call: Some((block, at)),
+                        ..
+                    }) = self.frames.last().cloned()
+                    {
+                        if let Item::Call { parts, tail } = &mut self.blocks[block].items[at] {
+                            if let Some((head, _)) = parts.first_mut() {
+                                *head = format!("assert.strictEqual({head}");
+                            }
+                            *tail = "})), 'returned');".to_string();
+                        }
+                    }
+                }
+            }
+            Op::CloseOuter { outer } => self.close_outer(i, *outer)?,
+            Op::TimersScope => {
+                self.binding = true;
+                self.timers = true;
+                self.open("inTimersScope(common.mustCall(() => {".to_string(), "}));");
+            }
+            Op::ResetGlobal(resource) => {
+                self.binding = true;
+                self.push(format!("binding.resetGlobal({});", resource.0));
+            }
+            Op::Stop => self.stop(i)?,
+            Op::CreateHook { hook, callbacks } => {
+                let mut names = Vec::new();
+                for (on, name) in [
+                    (callbacks.init, "init"),
+                    (callbacks.before, "before"),
+                    (callbacks.after, "after"),
+                    (callbacks.destroy, "destroy"),
+                    (callbacks.promise_resolve, "promiseResolve"),
+                ] {
+                    if on {
+                        names.push(name);
+                    }
+                }
+                if self.hooks.insert(hook.0, names).is_some() {
+                    return refuse(i, "a hook created twice under one name");
+                }
+            }
+            Op::EnableHook(h) => {
+                self.push(format!("hook{}.enable();", h.0));
+            }
+            Op::DisableHook(h) => {
+                self.push(format!("hook{}.disable();", h.0));
+            }
+            Op::EmitInit {
+                async_id,
+                type_name,
+                trigger_async_id,
+                resource,
+            } => {
+                self.from_internal.insert("emitInit");
+                let res = match resource {
+                    Some(id) => {
+                        self.resources.insert(id.0);
+                        format!(", {}", r(id.0))
+                    }
+                    None => String::new(),
+                };
+                self.push(format!(
+                    "emitInit({}, '{type_name}', {}{res});",
+                    arg(self, *async_id),
+                    arg(self, *trigger_async_id)
+                ));
+            }
+            Op::EmitBefore {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => {
+                self.from_internal.insert("emitBefore");
+                let res = match resource {
+                    Some(id) => {
+                        self.resources.insert(id.0);
+                        format!(", {}", r(id.0))
+                    }
+                    None => String::new(),
+                };
+                self.push(format!(
+                    "emitBefore({}, {}{res});",
+                    arg(self, *async_id),
+                    arg(self, *trigger_async_id)
+                ));
+            }
+            Op::EmitAfter { async_id } => {
+                self.from_internal.insert("emitAfter");
+                self.push(format!("emitAfter({});", arg(self, *async_id)));
+            }
+            Op::EmitDestroy { async_id } => {
+                self.from_internal.insert("emitDestroy");
+                self.push(format!("emitDestroy({});", arg(self, *async_id)));
+            }
+            Op::EnterRunInAsyncScope {
+                async_id,
+                trigger_async_id,
+                resource,
+            } => {
+                self.uses_rias = true;
+                self.resources.insert(resource.0);
+                // A resource `async-resource` did not make is made here, and
+                // captures the frame current now (the model's reading of
+                // `new AsyncResource(...).runInAsyncScope(fn)`).
+                let n = resource.0;
+                if !self.made.contains(&n)
+                    && (self.a.context_frame.has_stores() || self.captured.contains(&n))
+                {
+                    self.captured.insert(n);
+                    self.push(format!(
+                        "{}[contextFrameSymbol] = AsyncContextFrame.current();",
+                        r(n)
+                    ));
+                }
+                let head = format!(
+                    "runInAsyncScope({}, {}, {}, common.mustCall(() => {{",
+                    r(resource.0),
+                    arg(self, *async_id),
+                    arg(self, *trigger_async_id)
+                );
+                self.open(head, "}));");
+            }
+            Op::EnterDefaultTriggerScope { trigger_async_id } => {
+                self.from_internal.insert("defaultTriggerAsyncIdScope");
+                let head = format!(
+                    "defaultTriggerAsyncIdScope({}, common.mustCall(() => {{",
+                    arg(self, *trigger_async_id)
+                );
+                self.open(head, "}));");
+            }
+            Op::AlsRun { als, store } => {
+                self.storages.insert(als.0);
+                self.open(
+                    format!("als{}.run({store}, common.mustCall(() => {{", als.0),
+                    "}));",
+                );
+            }
+            Op::AlsExit(als) => {
+                self.storages.insert(als.0);
+                self.open(
+                    format!("als{}.exit(common.mustCall(() => {{", als.0),
+                    "}));",
+                );
+            }
+            Op::AlsEnterWith { als, store } => {
+                self.storages.insert(als.0);
+                self.push(format!("als{}.enterWith({store});", als.0));
+            }
+            Op::AlsGetStore(_)
+            | Op::ExecutionAsyncId
+            | Op::TriggerAsyncId
+            | Op::ExecutionAsyncResource
+            | Op::DefaultTriggerAsyncId
+            | Op::NewAsyncId => {
+                // Written with what the model answers (see `answer`).
+            }
+            Op::AsyncResource(resource) => {
+                // What `new AsyncResource()` does with the frame on Node 26,
+                // on the trace's object (its ids are runInAsyncScope's).
+                let n = resource.0;
+                self.resources.insert(n);
+                self.made.insert(n);
+                self.captured.insert(n);
+                self.push(format!(
+                    "{}[contextFrameSymbol] = AsyncContextFrame.current();",
+                    r(n)
+                ));
+            }
+            Op::AlsDisable(als) => {
+                self.storages.insert(als.0);
+                self.push(format!("als{}.disable();", als.0));
+            }
+            Op::NapiAsyncInit(resource) => {
+                self.napi = true;
+                self.resources.insert(resource.0);
+                self.push(format!("napi.asyncInit({});", r(resource.0)));
+            }
+            Op::NapiMakeCallback(resource) => {
+                self.napi = true;
+                self.open(
+                    format!(
+                        "napi.makeCallback({}, common.mustCall(() => {{",
+                        r(resource.0)
+                    ),
+                    "}));",
+                );
+            }
+            Op::NextTick { .. } | Op::NextTickBody => {
+                let id = self.a.async_hooks.async_id_fields.k_async_id_counter + 1;
+                let block = self.schedule("process.nextTick(common.mustCall(() => {");
+                self.ticks.insert(id, block);
+            }
+            Op::TickCallback => {
+                self.push("process._tickCallback();");
+            }
+            Op::QueueMicrotask | Op::QueueMicrotaskBody => {
+                let block = self.schedule("queueMicrotask(common.mustCall(() => {");
+                self.microtasks.push(block);
+            }
+            Op::PromiseThen | Op::PromiseThenBody => {
+                let block = self.schedule("Promise.resolve().then(common.mustCall(() => {");
+                self.microtasks.push(block);
+            }
+            Op::PromiseReject => {
+                // The test's `unhandledRejection` listener records where
+                // processPromiseRejections reports it (see `finish`).
+                self.rejects = true;
+                self.push("Promise.reject(new Error('rejected'));");
+            }
+            Op::UncaughtException { handled } => {
+                let leaves_body = (self.a.catching_microtask())
+                    .is_some_and(|m| self.a.frames[m].is_module_body());
+                if leaves_body && self.has_top_level_await() != self.a.microtasks.module_top_level_await {
+                    return refuse(i, "a throw out of an ES module's body without `tla`: v20's test waits for the loader with a top-level await, which makes the rejection one job longer (write `entry-module tla`)");
+                }
+                self.body_threw |= leaves_body;
+                self.module_rejection_unhandled |= leaves_body && !handled;
+                match self.a.frames.last() {
+                    Some(Frame::Native(s))
+                        if s.kind == ScopeKind::MakeCallback && !s.main_script =>
+                    {
+                        // As the conformance addon does it: the addon's
+                        // TryCatch reports what the callback throws.
+                        self.push("// Reported as uncaught while the MakeCallback scope is open, as for a");
+                        self.push("// MakeCallback made from the event loop.");
+                        self.push("binding.reportUncaught();");
+                    }
+                    Some(Frame::Microtask { .. } | Frame::Tick { .. }) => {
+                        self.threw_in_microtask = self.a.catching_microtask();
+                        // Thrown into a promise reaction's callback: it
+                        // rejects the derived promise, which the test's
+                        // `unhandledRejection` listener sees later.
+                        let job = self.threw_in_microtask.map(|m| &self.a.frames[m]);
+                        if let Some(Frame::Microtask {
+                            job: RunningMicrotask::Reaction { .. },
+                            ..
+                        }) = job
+                        {
+                            self.rejects = true;
+                            self.push("throw new Error('rejects the derived promise');");
+                            return Ok(());
+                        }
+                        // Into a queueMicrotask callback: reported once the
+                        // job is over, and the checkpoint goes on. Out of a
+                        // tick run by a `Close` or a native scope's
+                        // `_tickCallback()`: the frames up to there end
+                        // (`follow_frames`).
+                    }
+                    Some(Frame::Native(_)) => {}
+                    _ => return refuse(i, "an uncaught exception thrown in a JS frame"),
+                }
+                if self.frames.len() == 1
+                    && matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.main_script)
+                {
+                    self.main_threw_at = Some(self.blocks[0].items.len());
+                }
+                if *handled {
+                    self.push("process.once('uncaughtException', common.mustCall());");
+                }
+                self.push("throw new Error('uncaught');");
+            }
+            Op::UncaughtExceptionListener | Op::EndListener => {
+                return refuse(
+                    i,
+                    "uncaught-exception-listener: a listener body is not written into a test yet",
+                )
+            }
+            Op::ClearAsyncIdStack => {
+                self.from_internal.insert("clearAsyncIdStack");
+                self.push("clearAsyncIdStack();");
+            }
+            Op::EndTick
+            | Op::EndMicrotask
+            | Op::ExitRunInAsyncScope
+            | Op::ExitDefaultTriggerScope
+            | Op::EndAlsRun => {}
+        }
+        Ok(())
+    }
+}
