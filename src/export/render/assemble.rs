@@ -41,6 +41,7 @@ impl<S: AsyncIdStack> Writer<S> {
             || self.uses_rias
             || captures
             || self.timers
+            || self.uses_timer_symbol
             || (self.module && !self.hooks.is_empty());
         if internal {
             flags.push("--expose-internals");
@@ -72,6 +73,17 @@ impl<S: AsyncIdStack> Writer<S> {
             for text in TIMERS_SCOPE {
                 d(text, &mut decls);
             }
+        }
+        if self.runs_timeouts {
+            for text in RUN_TIMEOUTS {
+                d(text, &mut decls);
+            }
+        }
+        if !self.timeouts_declared.is_empty() {
+            let names: Vec<String> = (self.timeouts_declared.iter())
+                .map(|n| format!("timeout{n}"))
+                .collect();
+            d(&format!("let {};", names.join(", ")), &mut decls);
         }
         if captures {
             d(
@@ -327,7 +339,16 @@ impl<S: AsyncIdStack> Writer<S> {
                 out.push_str(text);
                 out.push('\n');
             }
-            out.push_str("const { getTimerCallbacks } = require('internal/timers');\n");
+        }
+        let mut from_timers = Vec::new();
+        if self.uses_timer_symbol {
+            from_timers.push("async_id_symbol: timer_async_id_symbol");
+        }
+        if self.timers {
+            from_timers.push("getTimerCallbacks");
+        }
+        if !from_timers.is_empty() {
+            destructure(&from_timers, "internal/timers", &mut out);
         }
         if quiet {
             out.push_str("const util = require('util');\n");
@@ -549,6 +570,7 @@ pub(super) fn is_scheduled(head: &str) -> bool {
     head.starts_with("process.nextTick(")
         || head.starts_with("queueMicrotask(")
         || head.starts_with("Promise.resolve().then(")
+        || head.contains(" = setTimeout(")
 }
 
 /// `text` with the characters a JS regexp gives meaning escaped.

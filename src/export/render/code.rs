@@ -117,7 +117,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     }
                     let tail = match parts.first() {
                         Some((head, body)) if is_scheduled(head) && !self.ran.contains(body) => {
-                            tail.replacen("}));", "});", 1)
+                            tail.replacen("})", "}", 1)
                         }
                         _ => tail.clone(),
                     };

@@ -50,6 +50,11 @@ pub fn render<S: AsyncIdStack>(
         binding: false,
         napi: false,
         timers: false,
+        timeouts: BTreeMap::new(),
+        timeouts_declared: BTreeSet::new(),
+        timer_call: None,
+        runs_timeouts: false,
+        uses_timer_symbol: false,
         no_force: false,
         ending: None,
         main_threw_at: None,
@@ -85,7 +90,12 @@ pub fn render<S: AsyncIdStack>(
         }
         // What happened since the last statement is checked before this
         // one (a closing op has no statement: the callback returns).
-        if !w.stopped && !w.frames.last().is_some_and(|f| f.dead) {
+        // A `timer` that the `processTimers` call going on runs next has no
+        // statement where the code frame is: what the hooks saw since the
+        // last Timeout's callback is checked in the next callback to run
+        // (a tick's, or this Timeout's).
+        let chained_timer = matches!(op, Op::Timer) && w.a.timers.call.is_some();
+        if !w.stopped && !w.frames.last().is_some_and(|f| f.dead) && !chained_timer {
             w.flush();
         }
         let frames_before = w.a.frames.len();

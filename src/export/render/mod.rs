@@ -35,6 +35,7 @@ mod observe;
 mod statement;
 #[cfg(test)]
 mod tests;
+mod timeouts;
 
 use assemble::*;
 use code::*;
@@ -112,6 +113,22 @@ const TIMERS_SCOPE: &[&str] = &[
     "  timers.scheduleTimer(987654321);",
     "  binding.runTimers(987654321);",
     "  timers.setupTimers(processImmediate, processTimers);",
+    "}",
+];
+
+/// The Timeouts of a test that runs them (`timer`), as the conformance
+/// program makes and runs them (src/conform/node/runtime.js).
+const RUN_TIMEOUTS: &[&str] = &[
+    "// The test's Timeouts are unref'd, each with a duration of its own (1e9 ms",
+    "// plus its number), so that their lists expire in the order they were made",
+    "// and none fires by itself. runTimeouts(last) calls Node's own processTimers",
+    "// (a fresh one, as bootstrap/node.js makes it) in RunTimers' scope with a",
+    "// `now` at which the Timeouts up to `last` are due: listOnTimeout runs their",
+    "// callbacks, the oldest first, with the ticks run before each list but the",
+    "// first.",
+    "function runTimeouts(last) {",
+    "  const { processTimers } = getTimerCallbacks(process._tickCallback);",
+    "  processTimers(last._idleStart + last._idleTimeout);",
     "}",
 ];
 
@@ -263,6 +280,21 @@ struct Writer<S: AsyncIdStack> {
     napi: bool,
     /// It runs JS in `Environment::RunTimers`' scope (`timers-scope`).
     timers: bool,
+    /// The test's Timeouts (`set-timeout`), by the model's id (run A's):
+    /// their number in the test (`timeoutN`) and their callback's block.
+    timeouts: BTreeMap<AsyncId, (usize, usize)>,
+    /// The Timeouts declared with `let` up front (not made in the main
+    /// script's own block, where a `const` binds them).
+    timeouts_declared: BTreeSet<usize>,
+    /// The `runTimeouts(timeoutN)` line of the `processTimers` call going
+    /// on (block, item index): a `timer` that the same call runs next
+    /// moves its `timeoutN` on.
+    timer_call: Option<(usize, usize)>,
+    /// It calls `runTimeouts` (the helper of [`RUN_TIMEOUTS`]).
+    runs_timeouts: bool,
+    /// It reads a Timeout's id off `executionAsyncResource()`: under
+    /// internal/timers' own `async_id_symbol`, not internal/async_hooks'.
+    uses_timer_symbol: bool,
     no_force: bool,
     ending: Option<Ending>,
     /// Where the main script threw (its block and item index).

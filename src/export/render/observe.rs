@@ -71,11 +71,16 @@ impl<S: AsyncIdStack> Writer<S> {
                     }
                 }
             }
+            ResourceView::Immediate(id) | ResourceView::Timeout(id) => {
+                self.uses_timer_symbol = true;
+                self.push(format!(
+                    "assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], {});",
+                    id_js(*id)
+                ));
+            }
             ResourceView::TickObject(id)
-            | ResourceView::Immediate(id)
             | ResourceView::Microtask(id)
-            | ResourceView::Promise(id)
-            | ResourceView::Timeout(id) => {
+            | ResourceView::Promise(id) => {
                 self.uses_symbol = true;
                 self.push(format!(
                     "assert.strictEqual(executionAsyncResource()[async_id_symbol], {});",

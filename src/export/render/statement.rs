@@ -6,11 +6,17 @@ use super::*;
 impl<S: AsyncIdStack> Writer<S> {
     /// A scheduled callback (tick or microtask) block, opened here.
     pub(super) fn schedule(&mut self, head: &str) -> usize {
+        self.schedule_with(head, "}));")
+    }
+
+    /// A scheduled callback block whose call ends in `tail` (a Timeout's:
+    /// its duration and `unref()`).
+    pub(super) fn schedule_with(&mut self, head: &str, tail: &str) -> usize {
         let body = self.new_block();
         let block = self.current();
         self.blocks[block].items.push(Item::Call {
             parts: vec![(head.to_string(), body)],
-            tail: "}));".to_string(),
+            tail: tail.to_string(),
         });
         body
     }
@@ -144,9 +150,10 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::PromiseCatch => {
                 return refuse(i, "promise-catch is not written into a test yet")
             }
-            Op::SetTimeout | Op::Timer | Op::EndTimer | Op::ClearTimeout(_) => {
-                return refuse(i, "the Timeout ops are not written into a test yet")
-            }
+            Op::SetTimeout => self.set_timeout(),
+            Op::Timer => self.timer(i)?,
+            Op::ClearTimeout(id) => self.clear_timeout(i, *id)?,
+            Op::EndTimer => {}
             Op::AbortOnUncaughtException => {
                 return refuse(
                     i,
@@ -456,7 +463,11 @@ impl<S: AsyncIdStack> Writer<S> {
                         // `_tickCallback()`: the frames up to there end
                         // (`follow_frames`).
                     }
-                    Some(Frame::Native(_)) => {}
+                    // Out of a Timeout's callback, through processTimers and
+                    // runTimeouts, to RunTimers' TryCatch, which reports it;
+                    // RunTimers calls again: the scope goes on in the next
+                    // callback of inTimersScope.
+                    Some(Frame::Native(_) | Frame::Timer { .. }) => {}
                     _ => return refuse(i, "an uncaught exception thrown in a JS frame"),
                 }
                 if self.frames.len() == 1

@@ -349,3 +349,40 @@ fn js_in_run_timers_scope_is_a_callback_of_in_timers_scope() {
     // After the handled exception RunTimers calls the callback again.
     assert!(t.source.contains("binding.runFromEventLoop(common.mustCall(() => {\n  inTimersScope(common.mustCall(() => {\n    assert.strictEqual(executionAsyncResource(), process);\n    process.once('uncaughtException', common.mustCall());\n    throw new Error('uncaught');\n  }), common.mustCall(() => {\n    assert.strictEqual(executionAsyncId(), 0);\n  }));\n"), "{}", t.source);
 }
+
+#[test]
+fn a_timeout_is_an_unrefd_set_timeout_whose_callback_run_timeouts_runs() {
+    // Two Timeouts run by one processTimers call (the second `timer` right
+    // after the first's `end-timer`), a third never run, one cleared.
+    let t = write(
+        "set-timeout\nset-timeout\nset-timeout\nset-timeout\nclear-timeout 5\nclose\n\
+         timers-scope\n  timer\n    execution-async-resource\n  end-timer\n  timer\n  end-timer\n\
+         close",
+        NodeVersion::V26,
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    let source = &t.source;
+    // The main script's Timeouts are consts; one never run is no mustCall.
+    assert!(
+        source.contains("const timeout1 = setTimeout(common.mustCall(() => {\n  assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], firstId);\n}), 1e9 + 1).unref();\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains("const timeout3 = setTimeout(() => {\n}, 1e9 + 3).unref();\n"),
+        "{source}"
+    );
+    assert!(source.contains("clearTimeout(timeout4.ref());"), "{source}");
+    // One call runs the first two: its line names the last of them.
+    assert!(
+        source
+            .contains("inTimersScope(common.mustCall(() => {\n    runTimeouts(timeout2);\n  }));"),
+        "{source}"
+    );
+    assert!(
+        source.contains("function runTimeouts(last) {")
+            && source.contains(
+                "const { async_id_symbol: timer_async_id_symbol, getTimerCallbacks } = require('internal/timers');"
+            ),
+        "{source}"
+    );
+}
