@@ -306,7 +306,18 @@ pub fn visit_observation_ids(o: &mut Observation, f: &mut IdVisitor) {
                 view(v, f);
             }
         }
-        Observation::TickStore { async_id, .. } => f(async_id),
+        Observation::Timeout {
+            async_id,
+            execution_async_id,
+            trigger_async_id,
+        } => {
+            f(async_id);
+            f(execution_async_id);
+            f(trigger_async_id);
+        }
+        Observation::TickStore { async_id, .. } | Observation::TimeoutStore { async_id, .. } => {
+            f(async_id)
+        }
         Observation::CorruptedStack {
             actual, expected, ..
         } => {

@@ -153,6 +153,28 @@ impl Renamer {
                 resource,
             });
         }
+        if let Some(rest) = text.strip_prefix("timeout ") {
+            let (id, rest) = rest.split_once(' ').ok_or("a Timeout without ids")?;
+            let async_id = self.id(id)?;
+            if let Some(store) = rest.strip_prefix("store ") {
+                let (als, value) = store_of(store)?;
+                let value = value.ok_or("a Timeout's store that is undefined")?;
+                return Ok(Observation::TimeoutStore {
+                    async_id,
+                    als,
+                    value,
+                });
+            }
+            let pair = rest
+                .strip_prefix("sees ")
+                .ok_or("a Timeout that sees nothing")?;
+            let (execution_async_id, trigger_async_id) = self.pair(pair)?;
+            return Ok(Observation::Timeout {
+                async_id,
+                execution_async_id,
+                trigger_async_id,
+            });
+        }
         if let Some(pair) = text.strip_prefix("rejection handled sees ") {
             let (execution_async_id, trigger_async_id) = self.pair(pair)?;
             return Ok(Observation::RejectionHandled {
@@ -500,6 +522,16 @@ mod tests {
                 async_id: 5,
                 als: AlsId(1),
                 value: 3,
+            },
+            Observation::Timeout {
+                async_id: 7,
+                execution_async_id: 7,
+                trigger_async_id: 1,
+            },
+            Observation::TimeoutStore {
+                async_id: 7,
+                als: AlsId(2),
+                value: 5,
             },
             Observation::UnhandledRejection {
                 execution_async_id: 1,

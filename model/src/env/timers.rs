@@ -14,7 +14,7 @@
 
 use super::context_frame::ContextFrame;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{AsyncId, Op, OpKind, ResourceView};
+use crate::vocab::{AsyncId, Observation, Op, OpKind, ResourceView};
 use std::collections::VecDeque;
 
 /// A waiting `Timeout` (`lib/internal/timers.js`).
@@ -201,12 +201,32 @@ impl<S: AsyncIdStack> Environment<S> {
             timeout.trigger_async_id,
             Some(ResourceView::Timeout(timeout.async_id)),
         )?;
+        let async_id = timeout.async_id;
         self.frames.push(Frame::Timer {
             timeout,
             due_after: due - 1,
             prior_context_frame,
         });
+        self.timeout_sees(async_id);
         Ok(())
+    }
+
+    /// What the callback of a trace's Timeout records when it begins: the
+    /// ids, then every storage's store (as a tick's does).
+    fn timeout_sees(&mut self, async_id: AsyncId) {
+        let ids = &self.async_hooks.async_id_fields;
+        self.out.push(Observation::Timeout {
+            async_id,
+            execution_async_id: ids.k_execution_async_id,
+            trigger_async_id: ids.k_trigger_async_id,
+        });
+        for (als, value) in self.stores_seen() {
+            self.out.push(Observation::TimeoutStore {
+                async_id,
+                als,
+                value,
+            });
+        }
     }
 
     /// `end-timer`: the callback returned. Its `finally` (`emitDestroy`, as

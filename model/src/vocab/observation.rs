@@ -134,6 +134,29 @@ pub enum Observation {
         /// What `getStore()` returned in the tick.
         value: StoreValue,
     },
+    /// A Timeout's callback began (`listOnTimeout`, right after its
+    /// `emitBefore`): the ids it sees.
+    Timeout {
+        /// The Timeout's own id (`timer[async_id_symbol]`).
+        async_id: AsyncId,
+        /// `executionAsyncId()` inside it.
+        execution_async_id: AsyncId,
+        /// `triggerAsyncId()` inside it.
+        trigger_async_id: AsyncId,
+    },
+    /// Inside a Timeout's callback (right after its
+    /// [`Observation::Timeout`]), an `AsyncLocalStorage` whose `getStore()`
+    /// is not `undefined` there: one per such storage, in storage order. On
+    /// Node 26 the callback runs in the `AsyncContextFrame` `setTimeout`
+    /// captured; on v20 in the stores the init hook copied onto the Timeout.
+    TimeoutStore {
+        /// The Timeout's own id.
+        async_id: AsyncId,
+        /// The `AsyncLocalStorage`.
+        als: AlsId,
+        /// What `getStore()` returned in the callback.
+        value: StoreValue,
+    },
     /// The program's `unhandledRejection` listener ran for a
     /// `promise-reject`, seeing these ids (`processPromiseRejections`).
     UnhandledRejection {
@@ -311,6 +334,19 @@ impl fmt::Display for Observation {
                 als,
                 value,
             } => write!(f, "tick {async_id} store {als}.getStore() = {value}"),
+            Observation::Timeout {
+                async_id,
+                execution_async_id,
+                trigger_async_id,
+            } => write!(
+                f,
+                "timeout {async_id} sees [{execution_async_id}, {trigger_async_id}]"
+            ),
+            Observation::TimeoutStore {
+                async_id,
+                als,
+                value,
+            } => write!(f, "timeout {async_id} store {als}.getStore() = {value}"),
             Observation::UnhandledRejection {
                 execution_async_id,
                 trigger_async_id,

@@ -412,11 +412,22 @@ function installTimers() {
 }
 let timeoutSerial = 0;
 const timeoutsById = new Map(); // node's async id -> the trace's Timeout
+// Every storage with a store in Timeout `id`'s callback, in storage order.
+function timeoutStores(id) {
+  for (const n of [...storages.keys()].sort((x, y) => x - y)) {
+    const v = storages.get(n).getStore();
+    if (v !== undefined) see(`timeout ${id} store A${n}.getStore() = ${v}`);
+  }
+}
 function setTimeoutOp(model) {
   const t = setTimeout(() => {
     timerCallStarting = false;
     waitingTimeouts.shift();
-    frame(record('timer'));
+    const f = record('timer');
+    const id = t[timer_async_id_symbol];
+    see(`timeout ${id} sees ${ids()}`);
+    timeoutStores(id);
+    frame(f);
   }, 1e9 + ++timeoutSerial);
   t.unref();
   waitingTimeouts.push(t);

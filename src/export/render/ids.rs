@@ -14,110 +14,12 @@ pub(super) fn ids_of(o: &Observation) -> Vec<AsyncId> {
     v
 }
 
-pub(super) fn map_view(r: &ResourceView, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> ResourceView {
-    match *r {
-        ResourceView::TickObject(id) => ResourceView::TickObject(f(id)),
-        ResourceView::Immediate(id) => ResourceView::Immediate(f(id)),
-        ResourceView::Microtask(id) => ResourceView::Microtask(f(id)),
-        ResourceView::Promise(id) => ResourceView::Promise(f(id)),
-        ResourceView::Timeout(id) => ResourceView::Timeout(f(id)),
-        other => other,
-    }
-}
-
-/// `o` with each id replaced by `f(id)`, in [`ids_of`]'s order.
+/// `o` with each id replaced by `f(id)`, in [`ids_of`]'s order (the
+/// explorer's walk of an observation's ids, `canonical::visit_observation_ids`).
 pub(super) fn map_ids(o: &Observation, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Observation {
-    use Observation as O;
-    match o {
-        O::ExecutionAsyncId(id) => O::ExecutionAsyncId(f(*id)),
-        O::TriggerAsyncId(id) => O::TriggerAsyncId(f(*id)),
-        O::DefaultTriggerAsyncId(id) => O::DefaultTriggerAsyncId(f(*id)),
-        O::NewAsyncId(id) => O::NewAsyncId(f(*id)),
-        O::ExecutionAsyncResource(r) => O::ExecutionAsyncResource(map_view(r, f)),
-        O::Hook {
-            hook,
-            event,
-            execution_async_id,
-            trigger_async_id,
-        } => {
-            let event = match event {
-                HookEvent::Init {
-                    async_id,
-                    type_name,
-                    trigger_async_id,
-                    resource,
-                } => HookEvent::Init {
-                    async_id: f(*async_id),
-                    type_name: type_name.clone(),
-                    trigger_async_id: f(*trigger_async_id),
-                    resource: map_view(resource, f),
-                },
-                HookEvent::Before(id) => HookEvent::Before(f(*id)),
-                HookEvent::After(id) => HookEvent::After(f(*id)),
-                HookEvent::Destroy(id) => HookEvent::Destroy(f(*id)),
-                HookEvent::PromiseResolve(id) => HookEvent::PromiseResolve(f(*id)),
-            };
-            O::Hook {
-                hook: *hook,
-                event,
-                execution_async_id: f(*execution_async_id),
-                trigger_async_id: f(*trigger_async_id),
-            }
-        }
-        O::Tick {
-            async_id,
-            execution_async_id,
-            trigger_async_id,
-            resource,
-        } => O::Tick {
-            async_id: f(*async_id),
-            execution_async_id: f(*execution_async_id),
-            trigger_async_id: f(*trigger_async_id),
-            resource: resource.as_ref().map(|r| map_view(r, f)),
-        },
-        O::TickStore {
-            async_id,
-            als,
-            value,
-        } => O::TickStore {
-            async_id: f(*async_id),
-            als: *als,
-            value: *value,
-        },
-        O::UnhandledRejection {
-            execution_async_id,
-            trigger_async_id,
-        } => O::UnhandledRejection {
-            execution_async_id: f(*execution_async_id),
-            trigger_async_id: f(*trigger_async_id),
-        },
-        O::RejectionHandled {
-            execution_async_id,
-            trigger_async_id,
-        } => O::RejectionHandled {
-            execution_async_id: f(*execution_async_id),
-            trigger_async_id: f(*trigger_async_id),
-        },
-        O::Microtask {
-            promise,
-            execution_async_id,
-            trigger_async_id,
-        } => O::Microtask {
-            promise: *promise,
-            execution_async_id: f(*execution_async_id),
-            trigger_async_id: f(*trigger_async_id),
-        },
-        O::CorruptedStack {
-            actual,
-            expected,
-            abort,
-        } => O::CorruptedStack {
-            actual: f(*actual),
-            expected: f(*expected),
-            abort: *abort,
-        },
-        other => other.clone(),
-    }
+    let mut o = o.clone();
+    crate::canonical::visit_observation_ids(&mut o, &mut |id| *id = f(*id));
+    o
 }
 
 /// `op` with each id argument replaced by `f(id)`.

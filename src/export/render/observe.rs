@@ -255,6 +255,57 @@ impl<S: AsyncIdStack> Writer<S> {
                         Ok(())
                     })?;
                 }
+                Observation::Timeout {
+                    async_id,
+                    execution_async_id,
+                    trigger_async_id,
+                } => {
+                    let model_id = if *async_id < HANDED / 2 {
+                        async_id - HANDED
+                    } else {
+                        *async_id
+                    };
+                    let block = self.current();
+                    if self.timeouts.get(&model_id).map(|&(_, b)| b) != Some(block) {
+                        return refuse(
+                            i,
+                            format!("Timeout {model_id} runs, and the test is not in its callback"),
+                        );
+                    }
+                    self.flush();
+                    self.from_async_hooks.insert("executionAsyncId");
+                    self.from_async_hooks.insert("triggerAsyncId");
+                    self.push(format!(
+                        "assert.strictEqual(executionAsyncId(), {});",
+                        id_js(*execution_async_id)
+                    ));
+                    self.push(format!(
+                        "assert.strictEqual(triggerAsyncId(), {});",
+                        id_js(*trigger_async_id)
+                    ));
+                    // Every storage the test has, with its store there or
+                    // `undefined`.
+                    let stores: BTreeMap<u32, model::vocab::StoreValue> = observations
+                        .iter()
+                        .filter_map(|o| match o {
+                            Observation::TimeoutStore {
+                                async_id: a,
+                                als,
+                                value,
+                            } if a == async_id => Some((als.0, *value)),
+                            _ => None,
+                        })
+                        .collect();
+                    self.storages.extend(stores.keys());
+                    for s in self.storages.clone() {
+                        let value = stores
+                            .get(&s)
+                            .map_or("undefined".to_string(), |v| v.to_string());
+                        self.push(format!("assert.strictEqual(als{s}.getStore(), {value});"));
+                    }
+                }
+                // Written with its Timeout's ids, above.
+                Observation::TimeoutStore { .. } => {}
                 Observation::TickStore {
                     async_id,
                     als,

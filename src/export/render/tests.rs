@@ -362,9 +362,10 @@ fn a_timeout_is_an_unrefd_set_timeout_whose_callback_run_timeouts_runs() {
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
     let source = &t.source;
-    // The main script's Timeouts are consts; one never run is no mustCall.
+    // The main script's Timeouts are consts; a callback checks the ids it
+    // sees as it begins; one never run is no mustCall.
     assert!(
-        source.contains("const timeout1 = setTimeout(common.mustCall(() => {\n  assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], firstId);\n}), 1e9 + 1).unref();\n"),
+        source.contains("const timeout1 = setTimeout(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 1);\n  assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], firstId);\n}), 1e9 + 1).unref();\n"),
         "{source}"
     );
     assert!(
