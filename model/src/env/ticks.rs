@@ -99,21 +99,13 @@ impl<S: AsyncIdStack> Environment<S> {
         if self.ticks.queue.is_empty() {
             self.ticks.has_tick_scheduled = true;
         }
-        let async_id = self.new_async_id();
-        let trigger_async_id = self.get_default_trigger_async_id();
-        if self.async_hooks.fields.k_init > 0 {
-            self.emit_init_native(
-                async_id,
-                "TickObject",
-                trigger_async_id,
-                ResourceView::TickObject(async_id),
-            );
-        }
+        let (async_id, trigger_async_id, context_frame) =
+            self.init_core_resource("TickObject", ResourceView::TickObject);
         self.ticks.queue.push_back(TickObject {
             async_id,
             trigger_async_id,
             query_resource,
-            context_frame: ContextFrame::clone(&self.context_frame),
+            context_frame,
             body,
             warning,
         });

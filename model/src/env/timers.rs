@@ -126,17 +126,8 @@ impl<S: AsyncIdStack> Environment<S> {
     /// frame on Node 26, `emitInit` when init hooks exist), then `insert`
     /// queues it.
     fn set_timeout(&mut self) {
-        let async_id = self.new_async_id();
-        let trigger_async_id = self.get_default_trigger_async_id();
-        let context_frame = ContextFrame::clone(&self.context_frame);
-        if self.async_hooks.fields.k_init > 0 {
-            self.emit_init_native(
-                async_id,
-                "Timeout",
-                trigger_async_id,
-                ResourceView::Timeout(async_id),
-            );
-        }
+        let (async_id, trigger_async_id, context_frame) =
+            self.init_core_resource("Timeout", ResourceView::Timeout);
         self.timers.waiting.push_back(Timeout {
             async_id,
             trigger_async_id,
