@@ -5,7 +5,8 @@
 use super::*;
 
 impl<S: AsyncIdStack> Writer<S> {
-    pub(super) fn finish(self, comment: &str) -> Rendered {
+    pub(super) fn finish(mut self, comment: &str) -> Rendered {
+        self.unbind_unused_timeouts();
         let addon = self.binding || self.napi;
         let crash = self.ending.is_some();
         // An ES module entry that needs the addon is already a child's
@@ -570,7 +571,7 @@ pub(super) fn is_scheduled(head: &str) -> bool {
     head.starts_with("process.nextTick(")
         || head.starts_with("queueMicrotask(")
         || head.starts_with("Promise.resolve().then(")
-        || head.contains(" = setTimeout(")
+        || head.contains("setTimeout(")
 }
 
 /// `text` with the characters a JS regexp gives meaning escaped.

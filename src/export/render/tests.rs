@@ -362,17 +362,25 @@ fn a_timeout_is_an_unrefd_set_timeout_whose_callback_run_timeouts_runs() {
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
     let source = &t.source;
-    // The main script's Timeouts are consts; a callback checks the ids it
-    // sees as it begins; one never run is no mustCall.
+    // A callback checks the ids it sees as it begins; one never run is no
+    // mustCall. Only the Timeouts the test names again are bound (consts
+    // in the main script): the second, which runTimeouts names, and the
+    // fourth, cleared.
     assert!(
-        source.contains("const timeout1 = setTimeout(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 1);\n  assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], firstId);\n}), 1e9 + 1).unref();\n"),
+        source.contains("\nsetTimeout(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 1);\n  assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], firstId);\n}), 1e9 + 1).unref();\n"),
         "{source}"
     );
     assert!(
-        source.contains("const timeout3 = setTimeout(() => {\n}, 1e9 + 3).unref();\n"),
+        source.contains("\nsetTimeout(() => {\n}, 1e9 + 3).unref();\nconst timeout4 = setTimeout(() => {\n}, 1e9 + 4).unref();\n"),
         "{source}"
     );
-    assert!(source.contains("clearTimeout(timeout4.ref());"), "{source}");
+    assert!(
+        source.contains("const timeout2 = setTimeout(common.mustCall(() => {\n")
+            && source.contains("clearTimeout(timeout4.ref());")
+            && !source.contains("timeout1")
+            && !source.contains("timeout3"),
+        "{source}"
+    );
     // One call runs the first two: its line names the last of them.
     assert!(
         source

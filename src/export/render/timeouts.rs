@@ -75,4 +75,44 @@ impl<S: AsyncIdStack> Writer<S> {
         self.push(format!("clearTimeout(timeout{n}.ref());"));
         Ok(())
     }
+
+    /// Once the test is written: a Timeout that no `runTimeouts` or
+    /// `clearTimeout` names is made without a name (`setTimeout(...)`
+    /// alone; a `timer` may have moved a call on past it), and only the
+    /// named ones made outside the main script's block are declared.
+    pub(super) fn unbind_unused_timeouts(&mut self) {
+        let named = |text: &str| -> Option<usize> {
+            let rest = (text.strip_prefix("runTimeouts(timeout"))
+                .or_else(|| text.strip_prefix("clearTimeout(timeout"))?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        };
+        let used: BTreeSet<usize> = (self.blocks.iter())
+            .flat_map(|b| &b.items)
+            .filter_map(|item| match item {
+                Item::Line(text) => named(text),
+                Item::Call { .. } => None,
+            })
+            .collect();
+        for block in &mut self.blocks {
+            for item in &mut block.items {
+                let Item::Call { parts, .. } = item else {
+                    continue;
+                };
+                let Some((head, _)) = parts.first_mut() else {
+                    continue;
+                };
+                let Some((binding, call)) = head.split_once(" = setTimeout(") else {
+                    continue;
+                };
+                let n = binding
+                    .trim_start_matches("const ")
+                    .trim_start_matches("timeout");
+                if n.parse().is_ok_and(|n: usize| !used.contains(&n)) {
+                    *head = format!("setTimeout({call}");
+                }
+            }
+        }
+        self.timeouts_declared.retain(|n| used.contains(n));
+    }
 }
