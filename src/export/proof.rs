@@ -247,7 +247,8 @@ type Plan = (String, Vec<(String, String, Option<String>)>);
 /// The wrong variants: each mutant of the catalogue, rendered as the
 /// expectations of up to `budget.per_mutant` tests whose traces tell it
 /// apart from the model (those whose text it changes); then the first
-/// `budget.altered` tests with one expected value altered.
+/// `budget.altered` tests that have an expected value to alter, each with
+/// one altered.
 fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
     let mut out: Vec<Plan> = Vec::new();
     for m in Mutant::ALL {
@@ -271,20 +272,23 @@ fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
             out.push((format!("mutant {name}"), tries));
         }
     }
-    for t in export.tests.iter().take(budget.altered) {
+    // The first `budget.altered` tests that have an expected value to alter
+    // (a test that only checks how its child died may have none).
+    let alters = export.tests.iter().filter_map(|t| {
         let alter = match &t.rendered.fixture {
             Some(fixture) => {
                 altered(fixture).map(|(line, text)| (line, t.rendered.source.clone(), Some(text)))
             }
             None => altered(&t.rendered.source).map(|(line, text)| (line, text, None)),
         };
-        if let Some((line, source, fixture)) = alter {
-            out.push((
+        alter.map(|(line, source, fixture)| {
+            (
                 format!("altered: {line}"),
                 vec![(t.path.clone(), source, fixture)],
-            ));
-        }
-    }
+            )
+        })
+    });
+    out.extend(alters.take(budget.altered));
     out
 }
 

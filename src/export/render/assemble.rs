@@ -50,6 +50,17 @@ impl<S: AsyncIdStack> Writer<S> {
         if self.no_force {
             flags.push("--no-force-async-hooks-checks");
         }
+        // The flag that makes an uncaught exception abort goes to the child
+        // that is to die (or to the module's runner's child), not to the
+        // test's own process.
+        let mut child_flags = flags.clone();
+        if self.abort_on_uncaught {
+            if wrapped || (self.module && addon) {
+                child_flags.push("--abort-on-uncaught-exception");
+            } else {
+                flags.push("--abort-on-uncaught-exception");
+            }
+        }
         let mut decls = String::new();
         let d = |text: &str, out: &mut String| line(depth, text, out);
         if self.module && self.a.version == NodeVersion::V20 {
@@ -411,7 +422,7 @@ impl<S: AsyncIdStack> Writer<S> {
             }
             out.push_str(&body);
             out.push_str("} else {\n");
-            let args: Vec<String> = flags
+            let args: Vec<String> = child_flags
                 .iter()
                 .map(|f| format!("'{f}'"))
                 .chain([
@@ -447,7 +458,7 @@ impl<S: AsyncIdStack> Writer<S> {
         }
         if self.module && addon {
             return Rendered {
-                source: module_runner(comment, &flags, self.ending.as_ref()),
+                source: module_runner(comment, &child_flags, self.ending.as_ref()),
                 binding: true,
                 ending: None,
                 module: true,
@@ -483,6 +494,22 @@ pub(super) fn ending_checks(ending: &Ending) -> [String; 3] {
             format!("Assertion failed: {}", regex_escape(check_text(*c))),
         ),
         Ending::Uncaught => ("1", "null", "Error: uncaught".to_string()),
+        Ending::Aborted(signal) => (
+            "null",
+            if *signal == model::vocab::SIGTRAP {
+                "'SIGTRAP'"
+            } else {
+                "'SIGABRT'"
+            },
+            // The thrown error's message is the test's own (`uncaught`, or
+            // `the callback throws` out of a make-callback).
+            "Uncaught Error: ".to_string(),
+        ),
+        Ending::CorruptedAbort { actual, expected } => (
+            "null",
+            "'SIGABRT'",
+            format!("async hook stack has become corrupted \\(actual: {actual}, expected: {expected}\\)"),
+        ),
     };
     [
         format!("assert.strictEqual(child.status, {status});"),

@@ -56,6 +56,7 @@ pub fn render<S: AsyncIdStack>(
         runs_timeouts: false,
         uses_timer_symbol: false,
         no_force: false,
+        abort_on_uncaught: false,
         ending: None,
         main_threw_at: None,
         rejects: false,

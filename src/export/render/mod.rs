@@ -162,6 +162,18 @@ pub enum Ending {
     Check(FailedCheck),
     /// An unhandled exception: exit 1 with its message.
     Uncaught,
+    /// Under `--abort-on-uncaught-exception`: an uncaught exception that
+    /// aborts with this signal (V8's `SIGTRAP`, or node's `SIGABRT` where
+    /// JavaScript reports it), after Node printed `Uncaught Error: ...`.
+    Aborted(i32),
+    /// Under `--abort-on-uncaught-exception`: the corrupted-stack message,
+    /// then `SIGABRT` instead of exit 1.
+    CorruptedAbort {
+        /// The `actual` number.
+        actual: String,
+        /// The `expected` number.
+        expected: String,
+    },
 }
 
 /// A test as written.
@@ -296,6 +308,8 @@ struct Writer<S: AsyncIdStack> {
     /// internal/timers' own `async_id_symbol`, not internal/async_hooks'.
     uses_timer_symbol: bool,
     no_force: bool,
+    /// The trace runs under `--abort-on-uncaught-exception`.
+    abort_on_uncaught: bool,
     ending: Option<Ending>,
     /// Where the main script threw (its block and item index).
     main_threw_at: Option<usize>,

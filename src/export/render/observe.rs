@@ -370,18 +370,16 @@ impl<S: AsyncIdStack> Writer<S> {
                         "a rejectionHandled listener is not written into a test yet",
                     )
                 }
-                Observation::CorruptedStack { abort: true, .. } => {
-                    return refuse(
-                        i,
-                        "an abort (--abort-on-uncaught-exception) is not written into a test yet",
-                    )
-                }
                 Observation::CorruptedStack {
-                    actual, expected, ..
+                    actual,
+                    expected,
+                    abort,
                 } => {
-                    self.ending = Some(Ending::Corrupted {
-                        actual: id_re(*actual),
-                        expected: id_re(*expected),
+                    let (actual, expected) = (id_re(*actual), id_re(*expected));
+                    self.ending = Some(if *abort {
+                        Ending::CorruptedAbort { actual, expected }
+                    } else {
+                        Ending::Corrupted { actual, expected }
                     });
                 }
                 Observation::CheckFailed(c) => self.ending = Some(Ending::Check(*c)),
@@ -399,12 +397,7 @@ impl<S: AsyncIdStack> Writer<S> {
                         format!("the process exits with {code}, and the test does not know why"),
                     )
                 }
-                Observation::Aborted(_) => {
-                    return refuse(
-                        i,
-                        "an abort (--abort-on-uncaught-exception) is not written into a test yet",
-                    )
-                }
+                Observation::Aborted(signal) => self.ending = Some(Ending::Aborted(*signal)),
             }
         }
         Ok(())

@@ -395,3 +395,29 @@ fn a_timeout_is_an_unrefd_set_timeout_whose_callback_run_timeouts_runs() {
         "{source}"
     );
 }
+
+#[test]
+fn an_abort_at_an_uncaught_exception_is_a_child_with_the_flag_that_dies_by_sigtrap() {
+    let t = write(
+        "abort-on-uncaught-exception\nset-timeout\nclose\ntimers-scope\n  timer\n    \
+         uncaught-exception unhandled",
+        NodeVersion::V26,
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    let source = &t.source;
+    // The flag is the child's, not the test's own.
+    assert!(
+        source.starts_with("// Flags: --expose-internals\n"),
+        "{source}"
+    );
+    assert!(
+        source.contains(
+            "'--expose-internals', '--abort-on-uncaught-exception', __filename, 'child',"
+        ),
+        "{source}"
+    );
+    assert!(
+        source.contains("assert.strictEqual(child.status, null);\n  assert.strictEqual(child.signal, 'SIGTRAP');\n  assert.match(child.stderr.toString(), /heartbeat: still alive\\n[^]*Uncaught Error: /);"),
+        "{source}"
+    );
+}
