@@ -1,6 +1,7 @@
 //! The JavaScript layer: `lib/internal/async_hooks.js` (and `runInAsyncScope`
 //! from `lib/async_hooks.js`).
 
+use super::context_frame::ContextFrame;
 use super::hooks::HookKind;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::{AsyncId, Observation, Op, OpKind, ResourceView, SIGABRT};
@@ -285,6 +286,28 @@ impl<S: AsyncIdStack> Environment<S> {
         } else {
             ids.k_default_trigger_async_id
         }
+    }
+
+    /// What the constructor of a resource of Node's own JavaScript does for
+    /// its async context: a `TickObject`'s
+    /// (`lib/internal/process/task_queues.js`) and a Timeout's
+    /// `initAsyncResource` (`lib/internal/timers.js`) alike. `newAsyncId()`,
+    /// `getDefaultTriggerAsyncId()`, on Node 26
+    /// `this[async_context_frame] = AsyncContextFrame.current()`, then
+    /// `emitInit(asyncId, type, triggerAsyncId, this)` if init hooks exist.
+    /// Returns the ids and the frame the resource keeps.
+    pub(crate) fn init_core_resource(
+        &mut self,
+        type_name: &str,
+        resource: fn(AsyncId) -> ResourceView,
+    ) -> (AsyncId, AsyncId, ContextFrame) {
+        let async_id = self.new_async_id();
+        let trigger_async_id = self.get_default_trigger_async_id();
+        let context_frame = ContextFrame::clone(&self.context_frame);
+        if self.async_hooks.fields.k_init > 0 {
+            self.emit_init_native(async_id, type_name, trigger_async_id, resource(async_id));
+        }
+        (async_id, trigger_async_id, context_frame)
     }
 
     /// `newAsyncId()`: `++async_id_fields[kAsyncIdCounter]`.
