@@ -164,7 +164,7 @@ impl Decider {
             );
         }
         if env.is_stopping && self.stops_in_worker {
-            let ends = op.closes_frame() || matches!(op, Op::EndTick | Op::EndMicrotask);
+            let ends = op.ends_frame();
             return match op {
                 Op::CloseScope { threw: false } => None,
                 Op::CloseScope { threw: true } | Op::CloseOuter { .. } => Some(

@@ -656,8 +656,25 @@ impl Op {
     /// The async ids the op names (a scope's or an `AsyncResource`'s id and
     /// trigger id, an emit's ids, a default trigger id), in its text's order.
     pub fn ids(&self) -> Vec<AsyncId> {
+        let mut ids = Vec::new();
+        self.clone().visit_ids(&mut |id| ids.push(*id));
+        ids
+    }
+
+    /// The op with each async id it names ([`Op::ids`]) replaced by `f(id)`.
+    pub fn map_ids(&self, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Op {
+        let mut op = self.clone();
+        op.visit_ids(&mut |id| *id = f(*id));
+        op
+    }
+
+    /// Visit each async id the op names, in its text's order.
+    fn visit_ids(&mut self, f: &mut dyn FnMut(&mut AsyncId)) {
         match self {
-            Op::OpenScope { context, .. } => vec![context.async_id, context.trigger_async_id],
+            Op::OpenScope { context, .. } => {
+                f(&mut context.async_id);
+                f(&mut context.trigger_async_id);
+            }
             Op::EmitInit {
                 async_id,
                 trigger_async_id,
@@ -672,11 +689,14 @@ impl Op {
                 async_id,
                 trigger_async_id,
                 ..
-            } => vec![*async_id, *trigger_async_id],
+            } => {
+                f(async_id);
+                f(trigger_async_id);
+            }
             Op::EmitAfter { async_id }
             | Op::EmitDestroy { async_id }
-            | Op::ClearTimeout(async_id) => vec![*async_id],
-            Op::EnterDefaultTriggerScope { trigger_async_id } => vec![*trigger_async_id],
+            | Op::ClearTimeout(async_id) => f(async_id),
+            Op::EnterDefaultTriggerScope { trigger_async_id } => f(trigger_async_id),
             Op::NoForceAsyncHooksChecks
             | Op::EntryModule { .. }
             | Op::AbortOnUncaughtException
@@ -724,7 +744,7 @@ impl Op {
             | Op::EndListener
             | Op::SetTimeout
             | Op::Timer
-            | Op::EndTimer => Vec::new(),
+            | Op::EndTimer => {}
         }
     }
 
@@ -737,6 +757,13 @@ impl Op {
     /// not `end-tick` and `end-microtask` ([`Nesting::Neither`]).
     pub fn closes_frame(&self) -> bool {
         self.kind().nesting() == Nesting::Ends
+    }
+
+    /// Whether the op ends the innermost frame: [`Op::closes_frame`], or a
+    /// tick's or a microtask's callback returning (`end-tick`,
+    /// `end-microtask`).
+    pub fn ends_frame(&self) -> bool {
+        self.closes_frame() || matches!(self, Op::EndTick | Op::EndMicrotask)
     }
 }
 

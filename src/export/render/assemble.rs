@@ -612,9 +612,3 @@ pub(super) fn regex_escape(text: &str) -> String {
     }
     out
 }
-
-/// The op ends the innermost frame: a close or an `end-*` (a tick's and a
-/// microtask's callback returning included).
-pub(super) fn ends_frame(op: &Op) -> bool {
-    op.closes_frame() || matches!(op, Op::EndTick | Op::EndMicrotask)
-}

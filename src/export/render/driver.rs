@@ -76,7 +76,7 @@ pub fn render<S: AsyncIdStack>(
         }
         // After `stop` only the frames' ends follow, and none is written
         // (the worker's stack unwinds); the model must observe nothing.
-        if w.stopped && !ends_frame(op) {
+        if w.stopped && !op.ends_frame() {
             return refuse(
                 i,
                 "after stop no JavaScript runs: only the frames' ends follow",
@@ -110,8 +110,8 @@ pub fn render<S: AsyncIdStack>(
         if !w.stopped {
             w.statement(i, op)?;
         }
-        let op_b = map_op_ids(op, &mut |id| w.node_id(id).unwrap_or(id));
-        let _ = map_op_ids(op, &mut |id| {
+        let op_b = op.map_ids(&mut |id| w.node_id(id).unwrap_or(id));
+        let _ = op.map_ids(&mut |id| {
             if !w.handed.contains_key(&id) {
                 w.literals.insert(id);
             }
@@ -252,7 +252,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 return refuse(i, "the model opened no frame");
             }
             return Ok(());
-        } else if ends_frame(op) || matches!(op, Op::CloseOuter { .. }) {
+        } else if op.ends_frame() || matches!(op, Op::CloseOuter { .. }) {
             before - 1
         } else if let (Op::UncaughtException { .. }, Some(m)) = (op, self.threw_in_microtask) {
             // An exception into a microtask's callback ends its job: the

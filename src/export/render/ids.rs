@@ -22,43 +22,6 @@ pub(super) fn map_ids(o: &Observation, f: &mut dyn FnMut(AsyncId) -> AsyncId) ->
     o
 }
 
-/// `op` with each id argument replaced by `f(id)`.
-pub(super) fn map_op_ids(op: &Op, f: &mut dyn FnMut(AsyncId) -> AsyncId) -> Op {
-    let mut op = op.clone();
-    match &mut op {
-        Op::OpenScope { context, .. } => {
-            context.async_id = f(context.async_id);
-            context.trigger_async_id = f(context.trigger_async_id);
-        }
-        Op::EmitInit {
-            async_id,
-            trigger_async_id,
-            ..
-        }
-        | Op::EmitBefore {
-            async_id,
-            trigger_async_id,
-            ..
-        }
-        | Op::EnterRunInAsyncScope {
-            async_id,
-            trigger_async_id,
-            ..
-        } => {
-            *async_id = f(*async_id);
-            *trigger_async_id = f(*trigger_async_id);
-        }
-        Op::EmitAfter { async_id } | Op::EmitDestroy { async_id } | Op::ClearTimeout(async_id) => {
-            *async_id = f(*async_id)
-        }
-        Op::EnterDefaultTriggerScope { trigger_async_id } => {
-            *trigger_async_id = f(*trigger_async_id)
-        }
-        _ => {}
-    }
-    op
-}
-
 /// A model id as the test writes it.
 pub(super) fn id_js(id: AsyncId) -> String {
     if id >= HANDED / 2 {

@@ -113,7 +113,7 @@ impl<S: AsyncIdStack> Writer<S> {
     pub(super) fn continue_after_exception(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
         // A close-outer ends a frame other than the innermost, in which it
         // runs.
-        let runs_in_top = !ends_frame(op) || matches!(op, Op::CloseOuter { .. });
+        let runs_in_top = !op.ends_frame() || matches!(op, Op::CloseOuter { .. });
         if self.frames.last().is_some_and(|f| f.dead) && runs_in_top {
             let Some(CodeFrame {
                 call: Some((block, at)),
