@@ -176,6 +176,17 @@ pub enum Ending {
     },
 }
 
+impl Ending {
+    /// The process aborts (a signal, or the exit code a shell reports for
+    /// one), rather than exiting with a status.
+    pub fn aborts(&self) -> bool {
+        matches!(
+            self,
+            Ending::Check(_) | Ending::Aborted(_) | Ending::CorruptedAbort { .. }
+        )
+    }
+}
+
 /// A test as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rendered {

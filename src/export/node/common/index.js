@@ -2,7 +2,7 @@
 // scopecheck's stand-in for Node's test/common, for the proof that the
 // exported tests are real (src/export/proof.rs); never exported. It has what
 // the exported tests use, with the meaning Node's test/common/index.js gives
-// it: buildType, mustCall, mustNotCall.
+// it: buildType, mustCall, mustNotCall, nodeProcessAborted.
 
 const assert = require('assert');
 
@@ -46,4 +46,18 @@ function mustNotCall(msg) {
   };
 }
 
-module.exports = { buildType, mustCall, mustNotCall };
+// Whether a child ended as a node process that aborted: Node's own
+// test/common/index.js nodeProcessAborted (v20.20.2 and v26.12.1 alike),
+// without its Windows exit codes. The signal is SIGILL, SIGTRAP or SIGABRT
+// (by compiler); a shell reports the same abort as exit code 132, 133 or
+// 134.
+function nodeProcessAborted(exitCode, signal) {
+  const expectedExitCodes = [132, 133, 134];
+  const expectedSignals = ['SIGILL', 'SIGTRAP', 'SIGABRT'];
+  if (signal !== null) {
+    return expectedSignals.includes(signal);
+  }
+  return expectedExitCodes.includes(exitCode);
+}
+
+module.exports = { buildType, mustCall, mustNotCall, nodeProcessAborted };

@@ -5,4 +5,4 @@ import { createRequire } from 'module';
 const require = createRequire(import.meta.url);
 const common = require('./index.js');
 
-export const { buildType, mustCall, mustNotCall } = common;
+export const { buildType, mustCall, mustNotCall, nodeProcessAborted } = common;
