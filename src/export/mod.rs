@@ -94,8 +94,12 @@ pub struct Test {
     pub path: String,
     /// The test as written.
     pub rendered: render::Rendered,
-    /// The one-line description (situation, decisions).
+    /// The test's own one-line description, as it reads in Node's tree:
+    /// what the test shows, and the pull request.
     pub comment: String,
+    /// Its row in docs/export-tests.md: the description, where the case
+    /// comes from, and the design decisions whose mistakes it shows.
+    pub listed: String,
     /// The ops as run (decided, cut at the model's death, closes appended).
     pub ops: Vec<Op>,
     /// The mutants (by name) whose observations differ from the model's on
@@ -417,7 +421,7 @@ pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Expor
         let uncovered = reached.iter().find(|n| !generated.contains(*n));
         let situation = s.situation.or(uncovered.or(reached.first()).copied());
         let mutants: Vec<String> = killed_by(&run, version).iter().map(|m| m.name()).collect();
-        let comment = comment(s, situation, &mutants, &decisions);
+        let (comment, listed) = comment(s, situation, &mutants, &decisions);
         let rendered = match render::render(&run, version, Eager::new, &comment) {
             Ok(r) => r,
             Err(e) => {
@@ -435,7 +439,12 @@ pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Expor
         } else {
             "js"
         };
-        let file = format!("test-{}-{}.{ext}", s.origin.name(), s.name);
+        // Named by subsystem, as Node's tests are.
+        let file = format!(
+            "test-async-context-scope-{}-{}.{ext}",
+            s.origin.name(),
+            s.name
+        );
         if !names.insert(file.clone()) {
             out.refused
                 .push(refuse(format!("a second case named {file}")));
@@ -448,6 +457,7 @@ pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Expor
             path,
             rendered,
             comment,
+            listed,
             ops: run,
             mutants,
         });
@@ -455,17 +465,20 @@ pub fn export(sources: &[Source], version: NodeVersion, findings: &str) -> Expor
     out
 }
 
-/// The test's one-line description: what it is, the situation, the
-/// decisions whose mistakes it would show.
+/// The test's one-line description, and its row in the listing. The
+/// description says what the test shows (the lazy situation it reaches) and
+/// names the pull request; it stands alone in Node's tree, without this
+/// project's names and numbers. The row adds where the case comes from and
+/// the decisions whose mistakes it would show.
 fn comment(
     s: &Source,
     situation: Option<&str>,
     mutants: &[String],
     decisions: &[(String, u32)],
-) -> String {
+) -> (String, String) {
     let what = match situation.and_then(|n| SITUATIONS.iter().find(|(k, _)| *k == n)) {
         Some((_, text)) => text.to_string(),
-        None => "no lazy situation of its own".to_string(),
+        None => "the async context across callback scopes".to_string(),
     };
     let mut numbers: Vec<u32> = mutants
         .iter()
@@ -484,10 +497,13 @@ fn comment(
                 .join(", ")
         ),
     };
-    format!(
-        "{what} ({} {}{decided}; nodejs/node#66511).",
-        s.origin.name(),
-        s.name
+    (
+        format!("{what} (nodejs/node#66511)."),
+        format!(
+            "{what} ({} {}{decided}; nodejs/node#66511).",
+            s.origin.name(),
+            s.name
+        ),
     )
 }
 
@@ -498,7 +514,7 @@ pub fn listing(exports: &[Export]) -> String {
     let mut rows: std::collections::BTreeMap<&str, (Vec<String>, &str)> = Default::default();
     for e in exports {
         for t in &e.tests {
-            let row = rows.entry(&t.path).or_insert((Vec::new(), &t.comment));
+            let row = rows.entry(&t.path).or_insert((Vec::new(), &t.listed));
             row.0.push(e.version.major().to_string());
         }
     }
