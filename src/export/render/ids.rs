@@ -22,6 +22,16 @@ pub(super) fn map_ids(o: &Observation, f: &mut dyn FnMut(AsyncId) -> AsyncId) ->
     o
 }
 
+/// The model's id of an observed id that may be marked as handed out by
+/// Node (`HANDED +` it).
+pub(super) fn model_id(id: AsyncId) -> AsyncId {
+    if id < HANDED / 2 {
+        id - HANDED
+    } else {
+        id
+    }
+}
+
 /// A model id as the test writes it.
 pub(super) fn id_js(id: AsyncId) -> String {
     if id >= HANDED / 2 {

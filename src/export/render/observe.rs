@@ -24,6 +24,22 @@ impl<S: AsyncIdStack> Writer<S> {
         })
     }
 
+    /// What a callback sees as it begins (a tick's, a microtask's, a
+    /// Timeout's): the hooks' calls so far, then its ids.
+    fn check_ids_seen(&mut self, execution_async_id: AsyncId, trigger_async_id: AsyncId) {
+        self.flush();
+        self.from_async_hooks.insert("executionAsyncId");
+        self.from_async_hooks.insert("triggerAsyncId");
+        self.push(format!(
+            "assert.strictEqual(executionAsyncId(), {});",
+            id_js(execution_async_id)
+        ));
+        self.push(format!(
+            "assert.strictEqual(triggerAsyncId(), {});",
+            id_js(trigger_async_id)
+        ));
+    }
+
     /// `assert.strictEqual(executionAsyncResource(), ...)` and the like.
     pub(super) fn check_resource(
         &mut self,
@@ -208,11 +224,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     trigger_async_id,
                     resource,
                 } => {
-                    let model_id = if *async_id < HANDED / 2 {
-                        async_id - HANDED
-                    } else {
-                        *async_id
-                    };
+                    let model_id = model_id(*async_id);
                     let Some(&block) = self.ticks.get(&model_id) else {
                         return refuse(
                             i,
@@ -221,17 +233,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     };
                     self.ran.insert(block);
                     self.in_block(block, |w| {
-                        w.flush();
-                        w.from_async_hooks.insert("executionAsyncId");
-                        w.from_async_hooks.insert("triggerAsyncId");
-                        w.push(format!(
-                            "assert.strictEqual(executionAsyncId(), {});",
-                            id_js(*execution_async_id)
-                        ));
-                        w.push(format!(
-                            "assert.strictEqual(triggerAsyncId(), {});",
-                            id_js(*trigger_async_id)
-                        ));
+                        w.check_ids_seen(*execution_async_id, *trigger_async_id);
                         if let Some(view) = resource {
                             w.check_resource(i, view)?;
                         }
@@ -260,11 +262,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     execution_async_id,
                     trigger_async_id,
                 } => {
-                    let model_id = if *async_id < HANDED / 2 {
-                        async_id - HANDED
-                    } else {
-                        *async_id
-                    };
+                    let model_id = model_id(*async_id);
                     let block = self.current();
                     if self.timeouts.get(&model_id).map(|&(_, b)| b) != Some(block) {
                         return refuse(
@@ -272,17 +270,7 @@ impl<S: AsyncIdStack> Writer<S> {
                             format!("Timeout {model_id} runs, and the test is not in its callback"),
                         );
                     }
-                    self.flush();
-                    self.from_async_hooks.insert("executionAsyncId");
-                    self.from_async_hooks.insert("triggerAsyncId");
-                    self.push(format!(
-                        "assert.strictEqual(executionAsyncId(), {});",
-                        id_js(*execution_async_id)
-                    ));
-                    self.push(format!(
-                        "assert.strictEqual(triggerAsyncId(), {});",
-                        id_js(*trigger_async_id)
-                    ));
+                    self.check_ids_seen(*execution_async_id, *trigger_async_id);
                     // Every storage the test has, with its store there or
                     // `undefined`.
                     let stores: BTreeMap<u32, model::vocab::StoreValue> = observations
@@ -311,11 +299,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     als,
                     value,
                 } => {
-                    let model_id = if *async_id < HANDED / 2 {
-                        async_id - HANDED
-                    } else {
-                        *async_id
-                    };
+                    let model_id = model_id(*async_id);
                     let Some(&block) = self.ticks.get(&model_id) else {
                         return refuse(i, "a tick's store, and the test did not schedule the tick");
                     };
@@ -339,17 +323,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     self.microtasks_run += 1;
                     self.ran.insert(block);
                     self.in_block(block, |w| {
-                        w.flush();
-                        w.from_async_hooks.insert("executionAsyncId");
-                        w.from_async_hooks.insert("triggerAsyncId");
-                        w.push(format!(
-                            "assert.strictEqual(executionAsyncId(), {});",
-                            id_js(*execution_async_id)
-                        ));
-                        w.push(format!(
-                            "assert.strictEqual(triggerAsyncId(), {});",
-                            id_js(*trigger_async_id)
-                        ));
+                        w.check_ids_seen(*execution_async_id, *trigger_async_id);
                         Ok(())
                     })?;
                 }
