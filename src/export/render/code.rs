@@ -104,6 +104,22 @@ impl<S: AsyncIdStack> Writer<S> {
                     }
                 }
                 Item::Call { parts, tail } => {
+                    // A scheduled callback the model never runs (the process
+                    // died first, or a Timeout that is never due) has no
+                    // body: `common.mustNotCall()`.
+                    if let [(head, body)] = parts.as_slice() {
+                        if is_scheduled(head)
+                            && !self.ran.contains(body)
+                            && self.blocks[*body].items.is_empty()
+                        {
+                            if let Some(rest) = tail.strip_prefix("})") {
+                                let call =
+                                    head.replace("common.mustCall(() => {", "common.mustNotCall()");
+                                line(depth, &format!("{call}{rest}"), out);
+                                continue;
+                            }
+                        }
+                    }
                     for (k, (head, body)) in parts.iter().enumerate() {
                         let head = if self.ran.contains(body) || k > 0 || !is_scheduled(head) {
                             head.clone()

@@ -362,8 +362,8 @@ fn a_timeout_is_an_unrefd_set_timeout_whose_callback_run_timeouts_runs() {
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
     let source = &t.source;
-    // A callback checks the ids it sees as it begins; one never run is no
-    // mustCall. Only the Timeouts the test names again are bound (consts
+    // A callback checks the ids it sees as it begins; one never run is
+    // common.mustNotCall(). Only the Timeouts the test names again are bound (consts
     // in the main script): the second, which runTimeouts names, and the
     // fourth, cleared.
     assert!(
@@ -371,7 +371,7 @@ fn a_timeout_is_an_unrefd_set_timeout_whose_callback_run_timeouts_runs() {
         "{source}"
     );
     assert!(
-        source.contains("\nsetTimeout(() => {\n}, 1e9 + 3).unref();\nconst timeout4 = setTimeout(() => {\n}, 1e9 + 4).unref();\n"),
+        source.contains("\nsetTimeout(common.mustNotCall(), 1e9 + 3).unref();\nconst timeout4 = setTimeout(common.mustNotCall(), 1e9 + 4).unref();\n"),
         "{source}"
     );
     assert!(
