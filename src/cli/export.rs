@@ -90,14 +90,19 @@ pub fn export_line(
         let mut sources = Vec::new();
         for f in files {
             let trace = super::input::load_trace(f)?;
+            let name = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let title = std::fs::read_to_string(f)
+                .ok()
+                .and_then(|text| export::title_of(&text, &name));
             sources.push(export::Source {
                 origin: export::Origin::Scenario,
-                name: f
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
+                name,
                 ops: trace.ops(),
                 situation: None,
+                title,
             });
         }
         (sources, Vec::new())

@@ -70,6 +70,28 @@ pub struct Source {
     pub ops: Vec<Op>,
     /// The named situation it was chosen for, if any.
     pub situation: Option<&'static str>,
+    /// What a scenario shows, from its header (`# Scenario: TITLE`, to the
+    /// first bare `#`), when that says more than its name ([`title_of`]).
+    pub title: Option<String>,
+}
+
+/// The title of a scenario's text: its `# Scenario: ` line and the comment
+/// lines that go on from it up to a bare `#`, joined; `None` when there is
+/// none or it only repeats the trace's `name`.
+pub fn title_of(text: &str, name: &str) -> Option<String> {
+    let mut lines = text.lines();
+    let first = lines.find_map(|l| l.strip_prefix("# Scenario: "))?;
+    let mut title = first.trim().to_string();
+    for l in lines {
+        match l.strip_prefix("# ") {
+            Some(more) if !more.trim().is_empty() => {
+                title.push(' ');
+                title.push_str(more.trim());
+            }
+            _ => break,
+        }
+    }
+    (title != name && !title.is_empty()).then_some(title)
 }
 
 /// Why a case was not exported.
@@ -232,14 +254,18 @@ pub fn scenario_sources(dir: &Path, origin: Origin) -> Result<Vec<Source>, Strin
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
         let t = trace::parse(&text).map_err(|e| format!("{}:{e}", f.display()))?;
+        let name = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         out.push(Source {
             origin,
-            name: f
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            name: name.clone(),
             ops: t.ops(),
             situation: None,
+            title: (origin == Origin::Scenario)
+                .then(|| title_of(&text, &name))
+                .flatten(),
         });
     }
     Ok(out)
@@ -275,6 +301,7 @@ pub fn finding_sources(text: &str) -> Vec<Source> {
                             name,
                             ops,
                             situation: None,
+                            title: None,
                         });
                     }
                 }
@@ -330,6 +357,7 @@ pub fn situation_cases(version: NodeVersion, seed: u64) -> (Vec<Source>, Vec<&'s
                 name: s.to_string(),
                 ops: small,
                 situation: Some(s),
+                title: None,
             });
         }
     }
@@ -476,9 +504,13 @@ fn comment(
     mutants: &[String],
     decisions: &[(String, u32)],
 ) -> (String, String) {
-    let what = match situation.and_then(|n| SITUATIONS.iter().find(|(k, _)| *k == n)) {
-        Some((_, text)) => text.to_string(),
-        None => "the async context across callback scopes".to_string(),
+    let what = match (
+        &s.title,
+        situation.and_then(|n| SITUATIONS.iter().find(|(k, _)| *k == n)),
+    ) {
+        (Some(title), _) => title.clone(),
+        (None, Some((_, text))) => text.to_string(),
+        (None, None) => "the async context across callback scopes".to_string(),
     };
     let mut numbers: Vec<u32> = mutants
         .iter()
@@ -523,9 +555,10 @@ pub fn listing(exports: &[Export]) -> String {
          Written by `scopecheck export --list > docs/export-tests.md` (a test\n\
          checks it is current); docs/export.md says how they are made and\n\
          proved. Each row: the test's path in a Node checkout, the release\n\
-         lines it is exported for, and its first comment (the lazy situation it\n\
-         reaches, where it comes from, the design decisions of\n\
-         docs/lazy-design.md whose mistakes it shows).\n\n\
+         lines it is exported for, and its first comment (what it shows: a\n\
+         scenario's title, or the lazy situation it reaches), where it comes\n\
+         from, and the design decisions of docs/lazy-design.md whose mistakes\n\
+         it shows.\n\n\
          | test | lines | situation; source; decisions |\n\
          | --- | --- | --- |\n",
     );
@@ -540,4 +573,25 @@ pub fn listing(exports: &[Export]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_of;
+
+    #[test]
+    fn a_scenario_title_runs_to_the_first_bare_comment_line_and_a_bare_name_is_none() {
+        let text = "# Scenario: a Timeout made in a store, the storage\n\
+                    # disabled again\n#\n# More that is not the title.\nset-timeout\n";
+        assert_eq!(
+            title_of(text, "timer-store").as_deref(),
+            Some("a Timeout made in a store, the storage disabled again")
+        );
+        let bare = "# Scenario: run-in-async-scope\n#\n# Pins down ...\n";
+        assert_eq!(title_of(bare, "run-in-async-scope"), None);
+        assert_eq!(
+            title_of("# Counterexample found by ...\nclose\n", "x"),
+            None
+        );
+    }
 }
