@@ -21,6 +21,17 @@ impl<S: AsyncIdStack> Writer<S> {
         body
     }
 
+    /// An emit's optional last argument, the resource: `, rN`, or nothing.
+    fn resource_arg(&mut self, resource: &Option<model::vocab::ResourceId>) -> String {
+        match resource {
+            Some(id) => {
+                self.resources.insert(id.0);
+                format!(", {}", r(id.0))
+            }
+            None => String::new(),
+        }
+    }
+
     /// Open a frame's callback: the op's statement is a call with one
     /// callback, whose block the frame's ops go into.
     pub(super) fn open(&mut self, head: String, tail: &str) {
@@ -264,13 +275,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 resource,
             } => {
                 self.from_internal.insert("emitInit");
-                let res = match resource {
-                    Some(id) => {
-                        self.resources.insert(id.0);
-                        format!(", {}", r(id.0))
-                    }
-                    None => String::new(),
-                };
+                let res = self.resource_arg(resource);
                 self.push(format!(
                     "emitInit({}, '{type_name}', {}{res});",
                     arg(self, *async_id),
@@ -283,13 +288,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 resource,
             } => {
                 self.from_internal.insert("emitBefore");
-                let res = match resource {
-                    Some(id) => {
-                        self.resources.insert(id.0);
-                        format!(", {}", r(id.0))
-                    }
-                    None => String::new(),
-                };
+                let res = self.resource_arg(resource);
                 self.push(format!(
                     "emitBefore({}, {}{res});",
                     arg(self, *async_id),
