@@ -71,15 +71,75 @@ pub fn write(root: &Path, export: &Export) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Async work that a `test/common` may do while it loads (a newer one reads
+/// `globalThis.localStorage`, whose warning queues a tick on Node 26): the
+/// proof's second run puts it at the top of its stand-in, and every test
+/// must pass there too, whatever ids that work takes and whenever its
+/// callbacks run.
+pub const INCIDENTAL_WORK: &str = "\
+// Async work of test/common's own while it loads (scopecheck export --prove,
+// its second run): a tick, an Immediate and a promise reaction, which take
+// ids before the test begins and run while it runs.
+process.nextTick(() => {});
+setImmediate(() => {});
+Promise.resolve().then(() => {});
+";
+
+/// Which `test/common` stand-in a scratch tree has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Common {
+    /// [`COMMON_JS`] as it is.
+    Plain,
+    /// [`COMMON_JS`] doing [`INCIDENTAL_WORK`] first.
+    WithIncidentalWork,
+}
+
+impl Common {
+    /// The stand-in's `index.js`.
+    pub fn index_js(self) -> String {
+        match self {
+            Common::Plain => COMMON_JS.to_string(),
+            Common::WithIncidentalWork => COMMON_JS.replacen(
+                "'use strict';\n",
+                &format!("'use strict';\n{INCIDENTAL_WORK}"),
+                1,
+            ),
+        }
+    }
+}
+
 /// The scratch tree of the proof: `write`, plus the `test/common` stand-in.
-pub fn write_scratch(root: &Path, export: &Export) -> std::io::Result<()> {
+pub fn write_scratch(root: &Path, export: &Export, common: Common) -> std::io::Result<()> {
     write(root, export)?;
-    let common = root.join("test/common");
-    std::fs::create_dir_all(&common)?;
-    write_file(&common.join("index.js"), COMMON_JS)?;
-    write_file(&common.join("index.mjs"), COMMON_MJS)
+    let dir = root.join("test/common");
+    std::fs::create_dir_all(&dir)?;
+    write_file(&dir.join("index.js"), &common.index_js())?;
+    write_file(&dir.join("index.mjs"), COMMON_MJS)
 }
 
 fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
     crate::files::replace(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_busy_common_does_its_async_work_first_and_is_otherwise_the_plain_one() {
+        let busy = Common::WithIncidentalWork.index_js();
+        assert!(
+            busy.starts_with(&format!("'use strict';\n{INCIDENTAL_WORK}")),
+            "{busy}"
+        );
+        assert_eq!(
+            busy.replacen(INCIDENTAL_WORK, "", 1),
+            Common::Plain.index_js()
+        );
+        assert!(
+            INCIDENTAL_WORK.contains("process.nextTick(")
+                && INCIDENTAL_WORK.contains("setImmediate(")
+                && INCIDENTAL_WORK.contains(".then(")
+        );
+    }
 }

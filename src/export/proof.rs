@@ -5,7 +5,8 @@
 //! mutant's observations rendered as the expectations, or an expected
 //! value altered) must each make their test fail.
 
-use super::{layout, lint, render, Export};
+use super::layout::{self, Common};
+use super::{lint, render, Export};
 use crate::conform::{harness, ConformError, Harness, NodeSelection};
 use crate::process::{self, Limits};
 use lazy::mutant::Mutant;
@@ -54,12 +55,17 @@ pub struct Proof {
     pub export: Export,
     /// Each test's run.
     pub runs: Vec<TestRun>,
+    /// Each test's run again, with a `test/common` that does async work of
+    /// its own as it loads ([`layout::INCIDENTAL_WORK`]).
+    pub incidental: Vec<TestRun>,
     /// Each wrong variant's run.
     pub variants: Vec<VariantRun>,
     /// Seconds to build the binding.
     pub build_seconds: f64,
     /// Seconds to run the tests.
     pub run_seconds: f64,
+    /// Seconds to run them again with async work in `test/common`.
+    pub incidental_seconds: f64,
     /// Seconds to run the variants.
     pub variant_seconds: f64,
 }
@@ -75,9 +81,17 @@ impl Proof {
         self.variants.iter().filter(|v| !v.killed).collect()
     }
 
-    /// Every test passed and every variant was caught.
+    /// Tests that passed with async work in `test/common`.
+    pub fn passed_with_incidental_work(&self) -> usize {
+        self.incidental.iter().filter(|r| r.passed).count()
+    }
+
+    /// Every test passed (with either `test/common`) and every variant was
+    /// caught.
     pub fn holds(&self) -> bool {
-        self.passed() == self.runs.len() && self.survivors().is_empty()
+        self.passed() == self.runs.len()
+            && self.passed_with_incidental_work() == self.incidental.len()
+            && self.survivors().is_empty()
     }
 }
 
@@ -113,14 +127,16 @@ impl fmt::Display for Proof {
             self.build_seconds,
             self.run_seconds
         )?;
-        for r in self.runs.iter().filter(|r| !r.passed) {
-            writeln!(
-                f,
-                "  FAILED {}: {}",
-                r.path,
-                r.failure.as_deref().unwrap_or("")
-            )?;
-        }
+        write_failures(f, &self.runs, "")?;
+        writeln!(
+            f,
+            "  again with async work in test/common as it loads (a tick, an Immediate, a promise reaction): {} run, {} passed, {} failed ({:.1} s)",
+            self.incidental.len(),
+            self.passed_with_incidental_work(),
+            self.incidental.len() - self.passed_with_incidental_work(),
+            self.incidental_seconds
+        )?;
+        write_failures(f, &self.incidental, " (with async work in test/common)")?;
         let killed = self.variants.iter().filter(|v| v.killed).count();
         writeln!(
             f,
@@ -144,6 +160,15 @@ impl fmt::Display for Proof {
     }
 }
 
+/// One line for each run of `runs` that failed: its path, `what`, and why.
+fn write_failures(f: &mut fmt::Formatter<'_>, runs: &[TestRun], what: &str) -> fmt::Result {
+    for r in runs.iter().filter(|r| !r.passed) {
+        let why = r.failure.as_deref().unwrap_or("");
+        writeln!(f, "  FAILED {}{what}: {why}", r.path)?;
+    }
+    Ok(())
+}
+
 /// How much of the proof [`prove`] runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
@@ -165,15 +190,22 @@ pub fn prove(
 ) -> Result<Proof, ConformError> {
     let harness = Harness::with_node(selection, &dir.join("conform"))?;
     let tree = dir.join("tree");
+    let busy_tree = dir.join("tree-incidental-work");
     let io = |what: &str, e: std::io::Error| ConformError::Io(format!("{what}: {e}"));
-    if tree.exists() {
-        std::fs::remove_dir_all(&tree).map_err(|e| io("clear the scratch tree", e))?;
+    for t in [&tree, &busy_tree] {
+        if t.exists() {
+            std::fs::remove_dir_all(t).map_err(|e| io("clear the scratch tree", e))?;
+        }
     }
     let mut export = export;
     export.tests.truncate(budget.tests);
-    layout::write_scratch(&tree, &export).map_err(|e| io("write the scratch tree", e))?;
+    layout::write_scratch(&tree, &export, Common::Plain)
+        .map_err(|e| io("write the scratch tree", e))?;
+    layout::write_scratch(&busy_tree, &export, Common::WithIncidentalWork)
+        .map_err(|e| io("write the scratch tree", e))?;
     let started = Instant::now();
     build_binding(&harness, &tree)?;
+    build_binding(&harness, &busy_tree)?;
     let build_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let runs: Vec<TestRun> = parallel(&export.tests, |t| {
@@ -194,6 +226,19 @@ pub fn prove(
         run_test(&harness.node, &tree, &t.path, &t.rendered.source, None)
     })?;
     let run_seconds = started.elapsed().as_secs_f64();
+    // The same tests, with a test/common that does async work as it loads.
+    let started = Instant::now();
+    let incidental: Vec<TestRun> = parallel(&export.tests, |t| {
+        let fixture = t.rendered.fixture.as_deref();
+        run_test(
+            &harness.node,
+            &busy_tree,
+            &t.path,
+            &t.rendered.source,
+            fixture,
+        )
+    })?;
+    let incidental_seconds = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let plans = variants(&export, budget);
     let numbered: Vec<(usize, &Plan)> = plans.iter().enumerate().collect();
@@ -225,9 +270,11 @@ pub fn prove(
         headers: harness.headers.clone(),
         export,
         runs,
+        incidental,
         variants,
         build_seconds,
         run_seconds,
+        incidental_seconds,
         variant_seconds,
     })
 }

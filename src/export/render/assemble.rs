@@ -7,6 +7,7 @@ use super::*;
 impl<S: AsyncIdStack> Writer<S> {
     pub(super) fn finish(mut self, comment: &str) -> Rendered {
         self.unbind_unused_timeouts();
+        self.named = self.ids_named();
         let addon = self.binding || self.napi;
         let crash = self.ending.is_some();
         // An ES module entry that needs the addon is already a child's
@@ -26,13 +27,8 @@ impl<S: AsyncIdStack> Writer<S> {
                 .replace("assert.deepStrictEqual(", "expectDeep(");
         }
         let quiet = quiet && (body.contains("expectSame(") || body.contains("expectDeep("));
-        let first_id = body.contains("firstId");
-        // Node's ids must not equal the test's own numbers by chance: the
-        // model's second run (its counter moved) says the expectations
-        // hold when they differ, so the test takes ids up to its largest.
-        let top_literal =
-            (self.literals.iter().copied().max()).filter(|&m| m >= 2 && !self.handed.is_empty());
-        let takes_ids = first_id || top_literal.is_some();
+        let ids = self.id_plan();
+        let takes_ids = ids.takes_ids();
         // An AsyncResource's frame is set by the test (`async-resource`).
         let captures = !self.captured.is_empty();
         let mut flags = Vec::new();
@@ -119,25 +115,8 @@ impl<S: AsyncIdStack> Writer<S> {
                 &mut decls,
             );
         }
-        if let Some(m) = top_literal {
-            d(
-                &format!(
-                    "// Node's ids start above {m}, the largest id the test writes as a number,"
-                ),
-                &mut decls,
-            );
-            d(
-                "// so that none of them is one of the test's by chance.",
-                &mut decls,
-            );
-            d(&format!("while (newAsyncId() < {m});"), &mut decls);
-        }
-        if first_id {
-            d(
-                "// Ids Node hands out from here on: firstId, firstId + 1, ...",
-                &mut decls,
-            );
-            d("const firstId = newAsyncId() + 1;", &mut decls);
+        for text in self.id_preamble(&ids) {
+            d(&text, &mut decls);
         }
         for n in &self.resources {
             d(
@@ -209,6 +188,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 "    recorder[callback] = (id, type, trigger, resource) => {",
                 &mut decls,
             );
+            d("      if (!ownIds.has(id)) return;", &mut decls);
             d("      const args = callback === 'init' ?", &mut decls);
             d(
                 "        [id, type, trigger, resource?.name ?? resource?.constructor.name] : [id];",

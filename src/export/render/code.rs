@@ -103,6 +103,11 @@ impl<S: AsyncIdStack> Writer<S> {
                         line(depth, l, out);
                     }
                 }
+                Item::Anchor(ids) => {
+                    if let Some(text) = self.anchor_text(block, ids) {
+                        line(depth, &text, out);
+                    }
+                }
                 Item::Call { parts, tail } => {
                     // A scheduled callback the model never runs (the process
                     // died first, or a Timeout that is never due) has no
@@ -110,7 +115,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     if let [(head, body)] = parts.as_slice() {
                         if is_scheduled(head)
                             && !self.ran.contains(body)
-                            && self.blocks[*body].items.is_empty()
+                            && !self.blocks[*body].items.iter().any(Item::is_code)
                         {
                             if let Some(rest) = tail.strip_prefix("})") {
                                 let call =
@@ -141,5 +146,13 @@ impl<S: AsyncIdStack> Writer<S> {
                 }
             }
         }
+    }
+}
+
+impl Item {
+    /// Whether the item is code the test runs (an anchor where Node hands
+    /// out no id is not).
+    pub(super) fn is_code(&self) -> bool {
+        !matches!(self, Item::Anchor(ids) if ids.is_empty())
     }
 }

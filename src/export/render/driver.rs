@@ -69,6 +69,7 @@ pub fn render<S: AsyncIdStack>(
         heap_scopes: 0,
         threw_in_microtask: None,
         stopped: false,
+        named: BTreeSet::new(),
     };
     for (i, op) in ops.iter().enumerate() {
         if w.ending.is_some() {
@@ -108,6 +109,9 @@ pub fn render<S: AsyncIdStack>(
         let mark = w.current();
         let mark = (mark, w.blocks[mark].items.len());
         if !w.stopped {
+            // The ids the op makes Node hand out are read here, just
+            // before its statement.
+            w.blocks[mark.0].items.push(Item::Anchor(Vec::new()));
             w.statement(i, op)?;
         }
         let op_b = op.map_ids(&mut |id| w.node_id(id).unwrap_or(id));
@@ -170,6 +174,13 @@ pub fn render<S: AsyncIdStack>(
         }
         for m in counter_a + 1..=w.a.async_hooks.async_id_fields.k_async_id_counter {
             w.handed.insert(m, m - counter_a + counter_b);
+            if !w.stopped {
+                if let Some(Item::Anchor(ids)) = w.blocks[mark.0].items.get_mut(mark.1) {
+                    ids.push(m);
+                } else {
+                    return refuse(i, "Node hands out an id where the test cannot read it");
+                }
+            }
         }
         if w.a.async_hooks.async_id_fields.k_async_id_counter - counter_a
             != w.b.async_hooks.async_id_fields.k_async_id_counter - counter_b
@@ -225,11 +236,14 @@ pub fn render<S: AsyncIdStack>(
     if let Some(m) = w
         .literals
         .last()
-        .filter(|&&m| m > MAX_TAKEN && !w.handed.is_empty())
+        .filter(|&&m| literal(m) > MAX_TAKEN && !w.handed.is_empty())
     {
         return refuse(
             0,
-            format!("id {m} is written as a number: too large to take Node's ids up to it"),
+            format!(
+                "id {m} is written as a number ({}): too large to take Node's ids up to it",
+                literal(*m)
+            ),
         );
     }
     Ok(w.finish(comment))

@@ -16,8 +16,10 @@
 //! Ids Node hands out itself (`newAsyncId()`, a tick's id, an Immediate's)
 //! are told from the trace's own numbers by running the model twice, the
 //! second time with its id counter moved by [`SHIFT`]: a number that moves
-//! is Node's, written relative to `firstId` (the first id the test's code
-//! gets); a number that stays is the trace's.
+//! is Node's, read by the test just before the op that makes Node hand it
+//! out (`const id3 = nextAsyncId();`, an [`Item::Anchor`]) and named so
+//! after; a number that stays is the trace's, written [`OWN_IDS`] above
+//! (ids `test/common` took before the test began lie below).
 
 use model::env::microtasks::RunningMicrotask;
 use model::env::{AsyncIdStack, Environment, Frame};
@@ -237,6 +239,10 @@ struct Block {
 #[derive(Clone, Debug)]
 enum Item {
     Line(String),
+    /// Where Node hands out ids to the test (the model's, in order): the
+    /// test reads each just before (`nextAsyncId()`). Written as nothing
+    /// where Node hands out none.
+    Anchor(Vec<AsyncId>),
     /// A call with callbacks: `parts[i].0` opens callback `parts[i].1`;
     /// `tail` closes the last.
     Call {
@@ -348,6 +354,9 @@ struct Writer<S: AsyncIdStack> {
     /// The test ran `stop`: it runs in a Worker, whose `process.exit()`
     /// stopped its environment; nothing after it is written.
     stopped: bool,
+    /// The Node-handed ids the test's code names (model ids; set when the
+    /// test is assembled).
+    named: BTreeSet<AsyncId>,
 }
 
 fn refuse<T>(index: usize, reason: impl Into<String>) -> Result<T, NotWritten> {

@@ -104,7 +104,12 @@ impl<S: AsyncIdStack> Writer<S> {
             return refuse(i, "stop in an ES module entry: a Worker of an .mjs test");
         }
         let only_event_loop = self.event_loop.is_some()
-            && self.blocks[0].items.len() == 1
+            && self.blocks[0]
+                .items
+                .iter()
+                .filter(|item| item.is_code())
+                .count()
+                == 1
             && self.frames.last().is_some_and(|f| !f.dead);
         if !only_event_loop {
             return refuse(
@@ -152,7 +157,7 @@ impl<S: AsyncIdStack> Writer<S> {
     pub(super) fn statement(&mut self, i: usize, op: &Op) -> Result<(), NotWritten> {
         let arg = |w: &Self, id: AsyncId| match w.node_id(id) {
             Some(_) => id_js(HANDED + id),
-            None => id.to_string(),
+            None => literal(id).to_string(),
         };
         match op {
             Op::NoForceAsyncHooksChecks => self.no_force = true,

@@ -20,7 +20,7 @@ fn a_scope_is_a_callback_and_each_answer_an_assertion() {
         "{}",
         t.source
     );
-    let body = "binding.callbackScope(r1, 5, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 5);\n  assert.strictEqual(executionAsyncResource(), r1);\n}));\nassert.strictEqual(triggerAsyncId(), 0);\n";
+    let body = "binding.callbackScope(r1, 1005, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 1005);\n  assert.strictEqual(executionAsyncResource(), r1);\n}));\nassert.strictEqual(triggerAsyncId(), 0);\n";
     assert!(t.source.ends_with(body), "{}", t.source);
 }
 
@@ -33,15 +33,51 @@ fn ids_node_hands_out_are_told_from_the_traces_own() {
         NodeVersion::V26,
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(t.source.contains("emitBefore(2, 1);\nprocess.nextTick(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 2);\n}));\nemitAfter(2);\n"), "{}", t.source);
+    assert!(t.source.contains("emitBefore(1002, 1);\nconst id1 = nextAsyncId();\nprocess.nextTick(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), id1);\n  assert.strictEqual(triggerAsyncId(), 1002);\n}));\nemitAfter(1002);\n"), "{}", t.source);
     // A handed-out id the trace names afterwards is Node's.
     let t = write(
         "new-async-id\nemit-before 2 1\nexecution-async-id\nemit-after 2",
         NodeVersion::V20,
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(t.source.contains("assert.strictEqual(newAsyncId(), firstId);\nemitBefore(firstId, 1);\nassert.strictEqual(executionAsyncId(), firstId);\nemitAfter(firstId);"), "{}", t.source);
+    assert!(t.source.contains("const id1 = nextAsyncId();\nassert.strictEqual(newAsyncId(), id1);\nemitBefore(id1, 1);\nassert.strictEqual(executionAsyncId(), id1);\nemitAfter(id1);"), "{}", t.source);
     assert!(!t.source.contains("while (newAsyncId()"), "{}", t.source);
+}
+
+#[test]
+fn the_hooks_record_only_the_tests_own_ids_and_each_of_nodes_is_read_before_it_is_handed_out() {
+    let t = write(
+        "create-hook H1 init before after\nenable-hook H1\nemit-before 7 1\nnext-tick-body\nnew-async-id\nemit-after 7\nclose",
+        NodeVersion::V26,
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    // The trace's 7 is 1007; test/common's ids lie below 1000.
+    assert!(
+        t.source
+            .contains("assert.ok(newAsyncId() < 1000);\nwhile (newAsyncId() < 1007);\n"),
+        "{}",
+        t.source
+    );
+    assert!(
+        t.source.contains("const ownIds = new Set([0, 1, 1007]);\n"),
+        "{}",
+        t.source
+    );
+    assert!(
+        t.source
+            .contains("  const id = newAsyncId() + 1;\n  ownIds.add(id);\n  return id;\n"),
+        "{}",
+        t.source
+    );
+    assert!(
+        t.source.contains("      if (!ownIds.has(id)) return;\n"),
+        "{}",
+        t.source
+    );
+    // The tick's id and newAsyncId()'s, each read just before.
+    assert!(t.source.contains("const id1 = nextAsyncId();\nprocess.nextTick(common.mustCall(() => {\n  assert.deepStrictEqual(calls.splice(0), [\n    ['hook1', 'before', id1, id1, 1007],\n  ]);"), "{}", t.source);
+    assert!(t.source.contains("  ['hook1', 'init', id1, 'TickObject', 1007, 'TickObject', 1007, 1],\n]);\nconst id2 = nextAsyncId();\nassert.strictEqual(newAsyncId(), id2);\nemitAfter(1007);\n"), "{}", t.source);
+    assert!(!t.source.contains("firstId"), "{}", t.source);
 }
 
 #[test]
@@ -53,7 +89,7 @@ fn node_ids_are_taken_past_the_traces_own_numbers() {
         NodeVersion::V26,
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(t.source.contains("while (newAsyncId() < 2);\n// Ids Node hands out from here on: firstId, firstId + 1, ...\nconst firstId = newAsyncId() + 1;\n"), "{}", t.source);
+    assert!(t.source.contains("assert.ok(newAsyncId() < 1000);\nwhile (newAsyncId() < 1002);\n// The id Node hands out next, read just before it does: the test reads\n// each id Node hands out to it so, and ids taken by others change nothing.\nfunction nextAsyncId() {\n  return newAsyncId() + 1;\n}\n"), "{}", t.source);
     // A number too large to take ids up to: not written.
     let e = write(
         "emit-before 2000000 1\nnext-tick\nemit-after 2000000\nclose",
@@ -77,10 +113,10 @@ fn a_crash_is_a_child_process_and_unspecified_reads_are_left_out() {
         t.ending,
         Some(Ending::Corrupted {
             actual: "1".to_string(),
-            expected: "8".to_string()
+            expected: "1008".to_string()
         })
     );
-    assert!(t.source.contains("  process._rawDebug('heartbeat: still alive');\n  emitAfter(8);\n} else {\n  const child = spawnSync(process.execPath, ['--expose-internals', __filename, 'child']);\n  assert.strictEqual(child.status, 1);"), "{}", t.source);
+    assert!(t.source.contains("  process._rawDebug('heartbeat: still alive');\n  emitAfter(1008);\n} else {\n  const child = spawnSync(process.execPath, ['--expose-internals', __filename, 'child']);\n  assert.strictEqual(child.status, 1);"), "{}", t.source);
     let unspecified =
         "callback-scope 5 1 R1\n  emit-before 5 5 R2\nclose\nexecution-async-resource";
     let t = write(unspecified, NodeVersion::V20).unwrap_or_else(|e| panic!("{e:?}"));
@@ -100,7 +136,7 @@ fn a_scope_closed_out_of_order_is_made_on_the_heap_and_deleted_there() {
         NodeVersion::V26,
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(t.source.contains("binding.heapCallbackScope(r1, 5, 1, 0, common.mustCall(() => {\n  binding.callbackScope(r2, 5, 7, common.mustCall(() => {\n    binding.deleteCallbackScope(0);\n    expectSame(executionAsyncId(), 5);\n    // executionAsyncResource() would read freed memory here: not called.\n  }));\n}));\nexpectSame(executionAsyncId(), 1);"), "{}", t.source);
+    assert!(t.source.contains("binding.heapCallbackScope(r1, 1005, 1, 0, common.mustCall(() => {\n  binding.callbackScope(r2, 1005, 1007, common.mustCall(() => {\n    binding.deleteCallbackScope(0);\n    expectSame(executionAsyncId(), 1005);\n    // executionAsyncResource() would read freed memory here: not called.\n  }));\n}));\nexpectSame(executionAsyncId(), 1);"), "{}", t.source);
     assert!(!t.source.contains("assert."), "{}", t.source);
     // After a handled exception the delete comes in the scope's next
     // callback.
@@ -120,7 +156,7 @@ fn a_rejection_is_checked_where_the_listener_saw_it() {
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
     assert!(t.source.contains("process.on('unhandledRejection', common.mustCall(() => {\n  calls.push(['unhandledRejection', executionAsyncId(), triggerAsyncId()]);\n}));"), "{}", t.source);
-    assert!(t.source.contains("  Promise.reject(new Error('rejected'));\n  process._tickCallback();\n  assert.deepStrictEqual(calls.splice(0), [\n    ['unhandledRejection', 5, 1],\n  ]);\n  assert.strictEqual(executionAsyncId(), 5);"), "{}", t.source);
+    assert!(t.source.contains("  Promise.reject(new Error('rejected'));\n  process._tickCallback();\n  assert.deepStrictEqual(calls.splice(0), [\n    ['unhandledRejection', 1005, 1],\n  ]);\n  assert.strictEqual(executionAsyncId(), 1005);"), "{}", t.source);
 }
 
 #[test]
@@ -148,10 +184,11 @@ fn a_tick_that_throws_into_a_reaction_rejects_its_promise_and_the_next_job_runs(
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
     // The tick's throw is the reaction's: no uncaughtException listener.
-    assert!(t.source.contains("        assert.strictEqual(triggerAsyncId(), 5);\n        throw new Error('rejects the derived promise');\n      }));\n      process._tickCallback();\n    }));"), "{}", t.source);
+    assert!(t.source.contains("        assert.strictEqual(triggerAsyncId(), 1005);\n        throw new Error('rejects the derived promise');\n      }));\n      process._tickCallback();\n    }));"), "{}", t.source);
     assert!(!t.source.contains("uncaughtException"), "{}", t.source);
     // The next job's read is in its own callback, the scope's after it.
-    assert!(t.source.contains("    queueMicrotask(common.mustCall(() => {\n      assert.strictEqual(executionAsyncId(), firstId);\n      assert.strictEqual(triggerAsyncId(), 5);\n      assert.strictEqual(executionAsyncId(), firstId);\n    }));\n    process._tickCallback();\n    assert.deepStrictEqual(calls.splice(0), [\n      ['unhandledRejection', firstId, 5],\n    ]);\n    assert.strictEqual(executionAsyncId(), firstId);"), "{}", t.source);
+    assert!(t.source.contains("      id1 = nextAsyncId();\n      process.nextTick(common.mustCall(() => {\n        assert.strictEqual(executionAsyncId(), id1);"), "{}", t.source);
+    assert!(t.source.contains("    queueMicrotask(common.mustCall(() => {\n      assert.strictEqual(executionAsyncId(), id1);\n      assert.strictEqual(triggerAsyncId(), 1005);\n      assert.strictEqual(executionAsyncId(), id1);\n    }));\n    process._tickCallback();\n    assert.deepStrictEqual(calls.splice(0), [\n      ['unhandledRejection', id1, 1005],\n    ]);\n    assert.strictEqual(executionAsyncId(), id1);"), "{}", t.source);
 }
 
 #[test]
@@ -162,7 +199,7 @@ fn a_tick_that_throws_ends_its_callback_and_the_test_goes_on_after_the_close() {
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
     assert!(t.ending.is_none());
-    assert!(t.source.contains("process.nextTick(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 1);\n  process.once('uncaughtException', common.mustCall());\n  throw new Error('uncaught');\n}));\nbinding.runFromEventLoop(common.mustCall(() => {\n  binding.callbackScope(r1, 0, 0, common.mustCall(() => {\n    assert.strictEqual(executionAsyncId(), 0);"), "{}", t.source);
+    assert!(t.source.contains("const id1 = nextAsyncId();\nprocess.nextTick(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), id1);\n  assert.strictEqual(triggerAsyncId(), 1);\n  process.once('uncaughtException', common.mustCall());\n  throw new Error('uncaught');\n}));\nbinding.runFromEventLoop(common.mustCall(() => {\n  binding.callbackScope(r1, 0, 0, common.mustCall(() => {\n    assert.strictEqual(executionAsyncId(), 0);"), "{}", t.source);
 }
 
 #[test]
@@ -172,9 +209,9 @@ fn a_resource_captures_the_frame_where_the_model_says() {
         NodeVersion::V26,
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(t.source.contains("  r3[contextFrameSymbol] = AsyncContextFrame.current();\n}));\nrunInAsyncScope(r3, 9, 1, common.mustCall(() => {\n  assert.strictEqual(als1.getStore(), 5);"), "{}", t.source);
+    assert!(t.source.contains("  r3[contextFrameSymbol] = AsyncContextFrame.current();\n}));\nrunInAsyncScope(r3, 1009, 1, common.mustCall(() => {\n  assert.strictEqual(als1.getStore(), 5);"), "{}", t.source);
     // R2 was never made: it captures the frame at its runInAsyncScope.
-    assert!(t.source.contains("  r2[contextFrameSymbol] = AsyncContextFrame.current();\n  runInAsyncScope(r2, 10, 1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 6);"), "{}", t.source);
+    assert!(t.source.contains("  r2[contextFrameSymbol] = AsyncContextFrame.current();\n  runInAsyncScope(r2, 1010, 1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 6);"), "{}", t.source);
 }
 
 #[test]
@@ -210,7 +247,7 @@ fn an_es_module_entry_is_an_mjs_test_that_imports_common_first() {
         fixture.contains("import * as common from '../../common/index.mjs';"),
         "{fixture}"
     );
-    assert!(fixture.contains("binding.callbackScope(r1, 5, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 5);\n}));"), "{fixture}");
+    assert!(fixture.contains("binding.callbackScope(r1, 1005, 1, common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), 1005);\n}));"), "{fixture}");
 }
 
 #[test]
@@ -230,7 +267,7 @@ fn an_napi_async_context_is_the_node_api_modules_and_its_callback_returns() {
     );
     assert!(!t.source.contains("const binding ="), "{}", t.source);
     // The context takes a Node-handed id and the frame of als1.run(5).
-    assert!(t.source.contains("als1.run(5, common.mustCall(() => {\n  napi.asyncInit(r1);\n}));\nals1.run(6, common.mustCall(() => {\n  assert.strictEqual(napi.makeCallback(r1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 5);\n    assert.strictEqual(executionAsyncId(), firstId);\n    return 'returned';\n  })), 'returned');\n  napi.makeCallback(r1, common.mustCall(() => {\n    throw new Error('the callback throws');\n  }));\n}));\n"), "{}", t.source);
+    assert!(t.source.contains("als1.run(5, common.mustCall(() => {\n  id1 = nextAsyncId();\n  napi.asyncInit(r1);\n}));\nals1.run(6, common.mustCall(() => {\n  assert.strictEqual(napi.makeCallback(r1, common.mustCall(() => {\n    assert.strictEqual(als1.getStore(), 5);\n    assert.strictEqual(executionAsyncId(), id1);\n    return 'returned';\n  })), 'returned');\n  napi.makeCallback(r1, common.mustCall(() => {\n    throw new Error('the callback throws');\n  }));\n}));\n"), "{}", t.source);
 }
 
 #[test]
@@ -245,7 +282,8 @@ fn an_es_module_that_needs_the_addon_and_dies_is_checked_by_its_runner() {
             t.source
         );
         assert!(
-            t.source.contains("corrupted \\(actual: 7, expected: 5\\)"),
+            t.source
+                .contains("corrupted \\(actual: 1007, expected: 1005\\)"),
             "{}",
             t.source
         );
@@ -367,7 +405,7 @@ fn a_timeout_is_an_unrefd_set_timeout_whose_callback_run_timeouts_runs() {
     // in the main script): the second, which runTimeouts names, and the
     // fourth, cleared.
     assert!(
-        source.contains("\nsetTimeout(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), firstId);\n  assert.strictEqual(triggerAsyncId(), 1);\n  assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], firstId);\n}), 1e9 + 1).unref();\n"),
+        source.contains("\nconst id1 = nextAsyncId();\nsetTimeout(common.mustCall(() => {\n  assert.strictEqual(executionAsyncId(), id1);\n  assert.strictEqual(triggerAsyncId(), 1);\n  assert.strictEqual(executionAsyncResource()[timer_async_id_symbol], id1);\n}), 1e9 + 1).unref();\n"),
         "{source}"
     );
     assert!(

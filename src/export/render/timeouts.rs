@@ -91,7 +91,7 @@ impl<S: AsyncIdStack> Writer<S> {
             .flat_map(|b| &b.items)
             .filter_map(|item| match item {
                 Item::Line(text) => named(text),
-                Item::Call { .. } => None,
+                Item::Call { .. } | Item::Anchor(_) => None,
             })
             .collect();
         for block in &mut self.blocks {
