@@ -31,6 +31,10 @@ pub const COMMON_JS: &str = include_str!("node/common/index.js");
 /// Its ES module face (`test/common/index.mjs`), for the `.mjs` tests.
 pub const COMMON_MJS: &str = include_str!("node/common/index.mjs");
 
+/// The stand-in for Node's `test/common/child_process.js`: the helpers
+/// with which a test runs a child and checks how it ended.
+pub const COMMON_CHILD_PROCESS_JS: &str = include_str!("node/common/child_process.js");
+
 /// The path of the ES module a test runs (its `fixture`): the test's own
 /// with `.mjs`.
 pub fn fixture_path(test: &str) -> String {
@@ -114,6 +118,7 @@ pub fn write_scratch(root: &Path, export: &Export, common: Common) -> std::io::R
     let dir = root.join("test/common");
     std::fs::create_dir_all(&dir)?;
     write_file(&dir.join("index.js"), &common.index_js())?;
+    write_file(&dir.join("child_process.js"), COMMON_CHILD_PROCESS_JS)?;
     write_file(&dir.join("index.mjs"), COMMON_MJS)
 }
 

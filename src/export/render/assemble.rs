@@ -283,7 +283,7 @@ impl<S: AsyncIdStack> Writer<S> {
         } else {
             let _ = writeln!(out, "require('{dir}');");
         }
-        if uses("assert.") || wrapped || self.stopped {
+        if uses("assert.") || parent_uses_common || self.stopped {
             out.push_str("const assert = require('assert');\n");
         }
         let mut from_public: BTreeSet<&str> = self.from_async_hooks.clone();
@@ -351,7 +351,11 @@ impl<S: AsyncIdStack> Writer<S> {
             out.push_str("const util = require('util');\n");
         }
         if wrapped {
-            out.push_str("const { spawnSync } = require('child_process');\n");
+            let helper = parent_checks(&[], self.ending.as_ref()).1;
+            let _ = writeln!(
+                out,
+                "const {{ {helper} }} = require('{dir}/child_process');"
+            );
             if self.module {
                 out.push_str("const { fileURLToPath } = require('url');\n");
             }
@@ -419,18 +423,7 @@ impl<S: AsyncIdStack> Writer<S> {
                     "'child'".to_string(),
                 ])
                 .collect();
-            let one = format!(
-                "  const child = spawnSync(process.execPath, [{}]);",
-                args.join(", ")
-            );
-            if one.len() <= MAX_LEN {
-                let _ = writeln!(out, "{one}");
-            } else {
-                out.push_str("  const child = spawnSync(process.execPath, [\n");
-                let _ = writeln!(out, "    {},", args.join(", "));
-                out.push_str("  ]);\n");
-            }
-            for l in ending_checks(ending) {
+            for l in parent_checks(&args, Some(ending)).0 {
                 let _ = writeln!(out, "  {l}");
             }
             out.push_str("}\n");
@@ -463,13 +456,37 @@ impl<S: AsyncIdStack> Writer<S> {
 /// The longest line Node's lint allows (`max-len` in its eslint.config.mjs).
 pub(super) const MAX_LEN: usize = 120;
 
-/// How a test that dies is checked: how the child ended (its status and
-/// signal, or, for an abort, `common.nodeProcessAborted()`, as Node's own
-/// tests check one: the signal, or the exit code a shell reports for it,
-/// depends on the compiler and the platform), and its stderr (the
-/// heartbeat, then Node's message), as test/async-hooks/test-improper-order.js
-/// checks them.
-pub(super) fn ending_checks(ending: &Ending) -> Vec<String> {
+/// How the parent runs the child (`node ARGS`) and checks how it ended,
+/// with Node's helpers of `test/common/child_process.js`: with no `ending`,
+/// `spawnSyncAndExitWithoutError`; else `spawnSyncAndExit` with its status
+/// and signal (or, for an abort, `common.nodeProcessAborted()` after it,
+/// as Node's own tests check one: the signal, or the exit code a shell
+/// reports for it, depends on the compiler and the platform) and its stderr
+/// (the heartbeat, then Node's message), as
+/// test/async-hooks/test-improper-order.js checks them. The lines, and the
+/// helper they use.
+pub(super) fn parent_checks(
+    args: &[String],
+    ending: Option<&Ending>,
+) -> (Vec<String>, &'static str) {
+    let call = |helper: &str, tail: &str| -> Vec<String> {
+        let one = format!("{helper}(process.execPath, [{}]{tail}", args.join(", "));
+        if one.len() + 2 <= MAX_LEN {
+            vec![one]
+        } else {
+            vec![
+                format!("{helper}(process.execPath, ["),
+                format!("  {},", args.join(", ")),
+                format!("]{tail}"),
+            ]
+        }
+    };
+    let Some(ending) = ending else {
+        return (
+            call("spawnSyncAndExitWithoutError", ");"),
+            "spawnSyncAndExitWithoutError",
+        );
+    };
     let corrupted = |actual: &str, expected: &str| {
         format!(
             "async hook stack has become corrupted \\(actual: {actual}, expected: {expected}\\)"
@@ -487,19 +504,28 @@ pub(super) fn ending_checks(ending: &Ending) -> Vec<String> {
         Ending::Aborted(_) => (None, "Uncaught Error: ".to_string()),
         Ending::CorruptedAbort { actual, expected } => (None, corrupted(actual, expected)),
     };
-    let mut checks = match exit {
-        Some(status) => vec![
-            format!("assert.strictEqual(child.status, {status});"),
-            "assert.strictEqual(child.signal, null);".to_string(),
-        ],
+    let stderr = format!("  stderr: /heartbeat: still alive\\n[^]*{message}/,");
+    let mut lines = match exit {
+        Some(status) => {
+            let mut lines = call("spawnSyncAndExit", ", {");
+            lines.push(format!("  status: {status},"));
+            lines.push("  signal: null,".to_string());
+            lines.push(stderr);
+            lines.push("});".to_string());
+            lines
+        }
         None => {
-            vec!["assert.ok(common.nodeProcessAborted(child.status, child.signal));".to_string()]
+            let mut lines = call("const { child } = spawnSyncAndExit", ", {");
+            lines.push(stderr);
+            lines.push("});".to_string());
+            lines.push(
+                "assert.ok(common.nodeProcessAborted(child.status, child.signal));".to_string(),
+            );
+            lines
         }
     };
-    checks.push(format!(
-        "assert.match(child.stderr.toString(), /heartbeat: still alive\\n[^]*{message}/);"
-    ));
-    checks
+    lines.shrink_to_fit();
+    (lines, "spawnSyncAndExit")
 }
 
 /// The `.js` test of an ES module entry that needs the addon: it runs the
@@ -512,36 +538,28 @@ pub(super) fn module_runner(comment: &str, flags: &[&str], ending: Option<&Endin
         let _ = writeln!(out, "// {l}");
     }
     out.push('\n');
-    if ending.is_some_and(Ending::aborts) {
+    let aborts = ending.is_some_and(Ending::aborts);
+    if aborts {
         out.push_str("const common = require('../../common');\n");
+        out.push_str("const assert = require('assert');\n");
     } else {
         out.push_str("require('../../common');\n");
     }
-    out.push_str("const assert = require('assert');\n");
-    out.push_str("const { spawnSync } = require('child_process');\n\n");
-    out.push_str("// The test is an ES module entry: this file's name with .mjs, beside it\n");
-    out.push_str("// (the addon test runner runs .js files only), run as a child's entry.\n");
-    out.push_str("const entry = __filename.replace(/\\.js$/, '.mjs');\n");
     let args: Vec<String> = flags
         .iter()
         .map(|f| format!("'{f}'"))
         .chain(["entry".to_string()])
         .collect();
+    let (checks, helper) = parent_checks(&args, ending);
     let _ = writeln!(
         out,
-        "const child = spawnSync(process.execPath, [{}]);",
-        args.join(", ")
+        "const {{ {helper} }} = require('../../common/child_process');\n"
     );
-    match ending {
-        Some(ending) => {
-            for l in ending_checks(ending) {
-                let _ = writeln!(out, "{l}");
-            }
-        }
-        None => {
-            out.push_str("assert.strictEqual(child.signal, null);\n");
-            out.push_str("assert.strictEqual(child.status, 0, child.stderr.toString());\n");
-        }
+    out.push_str("// The test is an ES module entry: this file's name with .mjs, beside it\n");
+    out.push_str("// (the addon test runner runs .js files only), run as a child's entry.\n");
+    out.push_str("const entry = __filename.replace(/\\.js$/, '.mjs');\n");
+    for l in checks {
+        let _ = writeln!(out, "{l}");
     }
     out
 }

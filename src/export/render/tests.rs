@@ -116,7 +116,7 @@ fn a_crash_is_a_child_process_and_unspecified_reads_are_left_out() {
             expected: "1008".to_string()
         })
     );
-    assert!(t.source.contains("  process._rawDebug('heartbeat: still alive');\n  emitAfter(1008);\n} else {\n  const child = spawnSync(process.execPath, ['--expose-internals', __filename, 'child']);\n  assert.strictEqual(child.status, 1);"), "{}", t.source);
+    assert!(t.source.contains("  process._rawDebug('heartbeat: still alive');\n  emitAfter(1008);\n} else {\n  spawnSyncAndExit(process.execPath, ['--expose-internals', __filename, 'child'], {\n    status: 1,\n    signal: null,\n    stderr: /heartbeat: still alive\\n[^]*async hook stack has become corrupted \\(actual: 1, expected: 1008\\)/,\n  });\n}\n"), "{}", t.source);
     let unspecified =
         "callback-scope 5 1 R1\n  emit-before 5 5 R2\nclose\nexecution-async-resource";
     let t = write(unspecified, NodeVersion::V20).unwrap_or_else(|e| panic!("{e:?}"));
@@ -241,7 +241,7 @@ fn an_es_module_entry_is_an_mjs_test_that_imports_common_first() {
     )
     .unwrap_or_else(|e| panic!("{e:?}"));
     assert!(t.module && t.binding, "{}", t.source);
-    assert!(t.source.contains("const entry = __filename.replace(/\\.js$/, '.mjs');\nconst child = spawnSync(process.execPath, [entry]);\nassert.strictEqual(child.signal, null);\nassert.strictEqual(child.status, 0, child.stderr.toString());\n"), "{}", t.source);
+    assert!(t.source.contains("const entry = __filename.replace(/\\.js$/, '.mjs');\nspawnSyncAndExitWithoutError(process.execPath, [entry]);\n"), "{}", t.source);
     let fixture = t.fixture.unwrap_or_default();
     assert!(
         fixture.contains("import * as common from '../../common/index.mjs';"),
@@ -277,7 +277,7 @@ fn an_es_module_that_needs_the_addon_and_dies_is_checked_by_its_runner() {
         let t = write(text, version).unwrap();
         let fixture = t.fixture.as_deref().expect("an .mjs fixture");
         assert!(
-            t.source.contains("assert.strictEqual(child.status, 1);"),
+            t.source.contains("spawnSyncAndExit(process.execPath, ['--expose-internals', entry], {\n  status: 1,\n  signal: null,\n"),
             "{}",
             t.source
         );
@@ -455,7 +455,7 @@ fn an_abort_at_an_uncaught_exception_is_a_child_with_the_flag_that_node_process_
         "{source}"
     );
     assert!(
-        source.contains("  assert.ok(common.nodeProcessAborted(child.status, child.signal));\n  assert.match(child.stderr.toString(), /heartbeat: still alive\\n[^]*Uncaught Error: /);"),
+        source.contains("  ], {\n    stderr: /heartbeat: still alive\\n[^]*Uncaught Error: /,\n  });\n  assert.ok(common.nodeProcessAborted(child.status, child.signal));\n}\n"),
         "{source}"
     );
 }
