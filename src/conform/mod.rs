@@ -18,11 +18,13 @@
 //! Entry points: [`conform_trace`] (one trace) and [`conform_random`]
 //! (seeded random traces from the shared generator, [`random_case`]).
 
+mod compare;
 pub mod decide;
 pub mod emit;
 pub mod harness;
 pub mod known;
 pub mod observe;
+pub mod prepare;
 pub mod scenarios;
 pub mod stack;
 
@@ -32,9 +34,10 @@ pub use observe::NodeObservation;
 pub use scenarios::ScenarioReport;
 
 use crate::generate::CaseGen;
-use model::env::Frame;
-use model::vocab::{trace, AsyncId, Family, NodeVersion, Observation, Op, OpError, ResourceView};
+use compare::compare;
+use model::vocab::{trace, AsyncId, Family, NodeVersion, Observation, Op};
 use model::Eager;
+use prepare::prepare;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -223,220 +226,6 @@ impl fmt::Display for Verdict {
         }
         Ok(())
     }
-}
-
-/// A trace made ready for node: the model's run of it (cut after its
-/// terminal observation, then a close for every frame it left open),
-/// decided op by op ([`decide`]) and noted for the program ([`emit::Plan`]).
-struct Prepared {
-    ops: Vec<Op>,
-    given: usize,
-    cut: usize,
-    observations: Vec<Vec<Observation>>,
-    plan: emit::Plan,
-    max_stack_length: u32,
-    after_main: bool,
-    js_after_handled_exception: bool,
-    module_body_threw: bool,
-    /// The first op node cannot express.
-    refusal: Option<Unsupported>,
-}
-
-/// Run `input` on the model, on the binary's own node version, deciding each op
-/// for the binary as it goes. The model's rejection of an op comes first
-/// (the trace is not a Node program), but for an op only Node 26 has, which
-/// on a v20 binary is the binary's refusal; then the first op node cannot
-/// express. A trace nested deeper than node's stack holds is refused at the
-/// op that gets there, before the model runs further.
-fn prepare(input: &[Op], capabilities: Capabilities) -> Result<Prepared, ConformError> {
-    let max_nesting = stack::NodeStack::get().max_nesting();
-    let mut env = Eager::for_version(capabilities.node_version);
-    let mut decider = Decider::new(capabilities);
-    let mut p = Prepared {
-        ops: Vec::new(),
-        given: 0,
-        cut: 0,
-        observations: Vec::new(),
-        plan: emit::Plan::default(),
-        max_stack_length: env.async_hooks.fields.k_stack_length,
-        after_main: false,
-        js_after_handled_exception: false,
-        module_body_threw: false,
-        refusal: None,
-    };
-    for (i, op) in input.iter().enumerate() {
-        p.step(&mut env, &mut decider, op.clone(), max_nesting)?;
-        if env.exited {
-            p.cut = input.len() - i - 1;
-            break;
-        }
-    }
-    p.given = p.ops.len();
-    while let Some(op) = env
-        .frames
-        .last()
-        .filter(|_| !env.exited)
-        .map(Frame::ending_op)
-    {
-        p.step(&mut env, &mut decider, op, max_nesting)?;
-    }
-    match p.refusal.take() {
-        Some(u) => Err(ConformError::Unsupported(u)),
-        None => Ok(p),
-    }
-}
-
-impl Prepared {
-    fn step(
-        &mut self,
-        env: &mut Eager,
-        decider: &mut Decider,
-        op: Op,
-        max_nesting: usize,
-    ) -> Result<(), ConformError> {
-        let index = self.ops.len();
-        if self.refusal.is_none() {
-            self.refusal = decider.decide(env, &op).err();
-        }
-        self.plan.before(index, env, &op);
-        self.after_main |= env.frames.is_empty();
-        if matches!(op, Op::UncaughtException { .. }) {
-            let job = env.catching_microtask().map(|i| &env.frames[i]);
-            self.module_body_threw |= job.is_some_and(Frame::is_module_body);
-        }
-        if let Some(Frame::Native(scope)) = env.frames.last() {
-            self.js_after_handled_exception |= scope.handled_exception && !op.closes_frame();
-        }
-        let observations = match decider.run(env, &op) {
-            Ok(obs) => obs,
-            Err(_) if op.needs_node26() && self.refusal.is_some() => {
-                return Err(ConformError::Unsupported(
-                    self.refusal.take().expect("is_some"),
-                ));
-            }
-            Err(e) => {
-                return Err(ConformError::ModelRejected {
-                    index,
-                    op: op.to_string(),
-                    error: match e {
-                        OpError::Impossible(why) => why,
-                        other => other.to_string(),
-                    },
-                })
-            }
-        };
-        self.plan.after(index, &op, env, &observations);
-        let depth = decider.depth(env);
-        if depth > max_nesting {
-            let refusal = self
-                .refusal
-                .take()
-                .unwrap_or_else(|| too_deep(index, &op, depth));
-            return Err(ConformError::Unsupported(refusal));
-        }
-        self.max_stack_length = (self.max_stack_length).max(env.async_hooks.fields.k_stack_length);
-        self.ops.push(op);
-        self.observations.push(observations);
-        Ok(())
-    }
-}
-
-/// The refusal of op `index`, after which node's stack would hold `depth`
-/// frames, more than it can.
-fn too_deep(index: usize, op: &Op, depth: usize) -> Unsupported {
-    let stack = stack::NodeStack::get();
-    Unsupported {
-        index,
-        op: op.to_string(),
-        reason: format!(
-            "it opens frame {depth} (the main script's scope is the first); node runs with a {} MiB stack ({}), which holds {} nested frames at the {} KiB a frame may take",
-            stack.bytes >> 20,
-            if stack.bytes < stack::WANTED_STACK_BYTES {
-                "the hard limit of this process's stack, `ulimit -Hs`"
-            } else {
-                "what the harness gives it"
-            },
-            stack.max_nesting(),
-            stack::BYTES_PER_LEVEL >> 10
-        ),
-    }
-}
-
-/// Whether node's observations are ones the model allows: the same, or
-/// anything where the model says a resource is unspecified (a read of freed
-/// memory in Node): a value outside the shared vocabulary, or the process
-/// dying there (then nothing after it is compared).
-fn admits_all(expected: &[&Observation], seen: &[NodeObservation]) -> bool {
-    let died_at = seen
-        .iter()
-        .position(|s| matches!(s, NodeObservation::Death(_)));
-    let compared = died_at.map_or(seen.len(), |d| d + 1);
-    (expected.len() == seen.len() || died_at.is_some_and(|d| d < expected.len()))
-        && expected
-            .iter()
-            .zip(&seen[..compared])
-            .all(|(e, s)| match s {
-                NodeObservation::Known(got) => e.admits(got),
-                NodeObservation::Other(_) | NodeObservation::Death(_) => matches!(
-                    e,
-                    Observation::ExecutionAsyncResource(ResourceView::Unspecified)
-                        | Observation::Tick {
-                            resource: Some(ResourceView::Unspecified),
-                            ..
-                        }
-                ),
-            })
-}
-
-/// Every group where the two sides differ, in order.
-fn compare(
-    ops: &[Op],
-    model: &[Vec<Observation>],
-    starts: &[usize],
-    node: &observe::NodeOutput,
-) -> Vec<Mismatch> {
-    let mut found = Vec::new();
-    if !node.before_first.is_empty() {
-        found.push(Mismatch {
-            ops: 0..0,
-            text: Vec::new(),
-            model: Vec::new(),
-            node: node.before_first.clone(),
-        });
-    }
-    for (k, &start) in starts.iter().enumerate() {
-        let end = starts.get(k + 1).copied().unwrap_or(ops.len());
-        let expected: Vec<&Observation> = model[start..end].iter().flatten().collect();
-        let seen = node.groups.get(&start).cloned().unwrap_or_default();
-        if !admits_all(&expected, &seen) {
-            found.push(Mismatch {
-                ops: start..end,
-                text: ops[start..end].iter().map(|o| o.to_string()).collect(),
-                model: model[start..end].iter().flatten().cloned().collect(),
-                node: seen,
-            });
-        } else if seen.iter().any(NodeObservation::is_terminal) {
-            // Node ended here as the model allows (at an unspecified read):
-            // nothing after it ran.
-            break;
-        }
-    }
-    // A marker of an op the program does not mark, or one naming another
-    // op than the trace's, would be a harness bug.
-    for (&index, obs) in &node.groups {
-        let text = match node.ops.get(&index) {
-            _ if starts.binary_search(&index).is_err() => format!("(unexpected marker {index})"),
-            Some(ran) if ops.get(index) != Some(ran) => format!("(node ran `{ran}` as op {index})"),
-            _ => continue,
-        };
-        found.push(Mismatch {
-            ops: index..index + 1,
-            text: vec![text],
-            model: Vec::new(),
-            node: obs.clone(),
-        });
-    }
-    found
 }
 
 /// The most ops a trace may have for [`conform_trace`]: the harness holds
@@ -919,107 +708,6 @@ pub fn conform_random(cases: usize, seed: u64, keep: Option<&Path>) -> ConformRe
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn output(groups: &[(usize, Vec<Observation>)]) -> observe::NodeOutput {
-        observe::NodeOutput {
-            groups: groups
-                .iter()
-                .map(|(k, v)| (*k, v.iter().cloned().map(NodeObservation::Known).collect()))
-                .collect(),
-            started: true,
-            ..observe::NodeOutput::default()
-        }
-    }
-
-    #[test]
-    fn compare_finds_each_differing_group() {
-        let ops = vec![Op::ExecutionAsyncId, Op::TriggerAsyncId, Op::NewAsyncId];
-        let model = vec![
-            vec![Observation::ExecutionAsyncId(1)],
-            vec![Observation::TriggerAsyncId(0)],
-            vec![Observation::NewAsyncId(2)],
-        ];
-        let same = output(&[
-            (0, model[0].clone()),
-            (1, model[1].clone()),
-            (2, model[2].clone()),
-        ]);
-        assert!(compare(&ops, &model, &[0, 1, 2], &same).is_empty());
-        let differs = output(&[
-            (0, model[0].clone()),
-            (1, vec![Observation::TriggerAsyncId(5)]),
-            (2, vec![]),
-        ]);
-        let found = compare(&ops, &model, &[0, 1, 2], &differs);
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[0].ops, 1..2);
-        assert_eq!(found[1].ops, 2..3);
-        // Fused: ops 1 and 2 compared together.
-        let fused = output(&[
-            (0, model[0].clone()),
-            (1, vec![model[1][0].clone(), model[2][0].clone()]),
-        ]);
-        assert!(compare(&ops, &model, &[0, 1], &fused).is_empty());
-        // Node ran another op than the trace's as op 1: shown, not passed.
-        let mut other = output(&[
-            (0, model[0].clone()),
-            (1, model[1].clone()),
-            (2, model[2].clone()),
-        ]);
-        other.ops.insert(1, Op::ExecutionAsyncId);
-        let found = compare(&ops, &model, &[0, 1, 2], &other);
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].text, ["(node ran `execution-async-id` as op 1)"]);
-        // A death before the last marker: that group is empty on node's side.
-        let died = output(&[(0, model[0].clone())]);
-        assert_eq!(compare(&ops, &model, &[0, 1, 2], &died).len(), 2);
-    }
-
-    #[test]
-    fn the_model_side_completes_and_cuts() {
-        let v20 = Capabilities::default();
-        let ops = vec![Op::OpenScope {
-            kind: model::vocab::ScopeKind::CallbackScope,
-            context: model::vocab::AsyncContext {
-                async_id: 5,
-                trigger_async_id: 1,
-            },
-            resource: model::vocab::NativeResource {
-                id: model::vocab::ResourceId(1),
-                holder: model::vocab::Holder::Local,
-            },
-            flags: model::vocab::ScopeFlags::default(),
-        }];
-        let run = prepare(&ops, v20).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(run.given, 1);
-        assert_eq!(run.ops.len(), 3, "the scope's close and the main script's");
-        let dies = vec![Op::EmitAfter { async_id: 9 }, Op::ExecutionAsyncId];
-        let run = prepare(&dies, v20).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((run.given, run.cut, run.ops.len()), (1, 1, 1));
-        assert!(matches!(
-            prepare(&[Op::ExitRunInAsyncScope], v20),
-            Err(ConformError::ModelRejected { index: 0, .. })
-        ));
-    }
-
-    #[test]
-    fn the_model_rejects_before_node_refuses_but_for_node_26_ops() {
-        let v20 = Capabilities::default();
-        // `stop` (op 0) cannot run on node; the model rejects op 1.
-        let rejected = [Op::Stop, Op::ExitRunInAsyncScope];
-        assert!(matches!(
-            prepare(&rejected, v20),
-            Err(ConformError::ModelRejected { index: 1, .. })
-        ));
-        // An op that node version 20 rejects: the binary's refusal.
-        let als = [Op::AsyncResource(model::vocab::ResourceId(1))];
-        match prepare(&als, v20) {
-            Err(ConformError::Unsupported(u)) => {
-                assert!(u.reason.contains("built on async hooks"), "{u}")
-            }
-            other => panic!("expected the binary's refusal, got {:?}", other.err()),
-        }
-    }
 
     #[test]
     fn random_cases_are_the_same_each_time_and_node_can_run_them() {

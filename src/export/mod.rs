@@ -17,10 +17,10 @@ pub mod lint;
 pub mod proof;
 pub mod render;
 
+use crate::conform::prepare::{close_open_frames, run_until_exit};
 use crate::conform::{Capabilities, Decider};
 use crate::coverage::{self, Coverage, SITUATIONS};
 use lazy::mutant::Mutant;
-use model::env::Frame;
 use model::vocab::{trace, NodeVersion, Op, Runtime};
 use model::Eager;
 use std::collections::BTreeSet;
@@ -76,22 +76,65 @@ pub struct Source {
 }
 
 /// The title of a scenario's text: its `# Scenario: ` line and the comment
-/// lines that go on from it up to a bare `#`, joined; `None` when there is
-/// none or it only repeats the trace's `name`.
+/// lines that go on from it up to a bare `#`, joined. Where that only
+/// repeats the trace's `name`, the first sentence of the paragraph after
+/// it, if it stands alone in Node's tree ([`stands_alone`]; "Pins down "
+/// and the full stop left off). `None` when there is no `# Scenario: ` line or neither will
+/// do.
 pub fn title_of(text: &str, name: &str) -> Option<String> {
     let mut lines = text.lines();
     let first = lines.find_map(|l| l.strip_prefix("# Scenario: "))?;
     let mut title = first.trim().to_string();
+    let mut rest = Vec::new();
+    let mut in_title = true;
     for l in lines {
-        match l.strip_prefix("# ") {
-            Some(more) if !more.trim().is_empty() => {
+        let Some(more) = l.strip_prefix('#').map(str::trim) else {
+            break;
+        };
+        match (in_title, more.is_empty()) {
+            (true, false) => {
                 title.push(' ');
-                title.push_str(more.trim());
+                title.push_str(more);
             }
-            _ => break,
+            (true, true) => in_title = false,
+            (false, true) if !rest.is_empty() => break,
+            (false, true) => {}
+            (false, false) => rest.push(more),
         }
     }
-    (title != name && !title.is_empty()).then_some(title)
+    if title != name && !title.is_empty() {
+        return Some(title);
+    }
+    let paragraph = rest.join(" ");
+    let sentence = match paragraph.find(". ") {
+        Some(end) => &paragraph[..=end],
+        None => paragraph.as_str(),
+    };
+    let sentence = sentence.strip_prefix("Pins down ").unwrap_or(sentence);
+    (stands_alone(sentence)).then(|| sentence.trim_end_matches('.').to_string())
+}
+
+/// The longest sentence [`title_of`] takes from a scenario's text.
+const TITLE_MAX: usize = 160;
+
+/// Whether `sentence` reads as a test's comment in Node's tree: a whole
+/// sentence of at most [`TITLE_MAX`] characters (its backquotes and
+/// parentheses closed) that names none of this project's own things (a
+/// trace file, its docs, an op of the trace language in backquotes) and
+/// quotes no number (the test writes the trace's ids otherwise).
+fn stands_alone(sentence: &str) -> bool {
+    let ours = [".trace", "docs/", "scopecheck", "the model"];
+    let quotes_ours = sentence.split('`').skip(1).step_by(2).any(|quoted| {
+        quoted.contains(|c: char| c.is_ascii_digit())
+            || trace::parse(quoted).is_ok_and(|t| !t.ops().is_empty())
+    });
+    let closed = sentence.matches('`').count().is_multiple_of(2)
+        && sentence.matches('(').count() == sentence.matches(')').count();
+    closed
+        && sentence.len() <= TITLE_MAX
+        && sentence.ends_with('.')
+        && !ours.iter().any(|o| sentence.contains(o))
+        && !quotes_ours
 }
 
 /// Why a case was not exported.
@@ -165,23 +208,15 @@ pub fn prepare(ops: &[Op], version: NodeVersion) -> Result<Vec<Op>, String> {
             }
         }
     };
-    for op in ops {
+    run_until_exit(&mut env, ops, |env, op| {
         if matches!(op, Op::NodeVersion(v) if *v != version) {
             return Err(format!(
                 "the trace says `{op}`, but this export is for node {version}"
             ));
         }
-        step(&mut env, op, &mut run)?;
-        if env.exited {
-            return Ok(run);
-        }
-    }
-    while let Some(op) = env.frames.last().map(Frame::ending_op) {
-        step(&mut env, &op, &mut run)?;
-        if env.exited {
-            break;
-        }
-    }
+        step(env, op, &mut run)
+    })?;
+    close_open_frames(&mut env, |env, op| step(env, &op, &mut run))?;
     Ok(run)
 }
 
@@ -580,15 +615,36 @@ mod tests {
     use super::title_of;
 
     #[test]
-    fn a_scenario_title_runs_to_the_first_bare_comment_line_and_a_bare_name_is_none() {
+    fn a_scenario_title_is_its_header_or_the_first_sentence_after_it_that_stands_alone() {
         let text = "# Scenario: a Timeout made in a store, the storage\n\
                     # disabled again\n#\n# More that is not the title.\nset-timeout\n";
         assert_eq!(
             title_of(text, "timer-store").as_deref(),
             Some("a Timeout made in a store, the storage disabled again")
         );
-        let bare = "# Scenario: run-in-async-scope\n#\n# Pins down ...\n";
-        assert_eq!(title_of(bare, "run-in-async-scope"), None);
+        // A header that only repeats the name: the next paragraph's first
+        // sentence, where it stands alone.
+        let bare = "# Scenario: tick-body-throws\n#\n# Pins down a tick callback that throws. More.\n#\n# Not this.\n";
+        assert_eq!(
+            title_of(bare, "tick-body-throws").as_deref(),
+            Some("a tick callback that throws")
+        );
+        let ops = "# Scenario: x\n#\n# A scope and `next-tick-body` in it.\nclose\n";
+        assert_eq!(title_of(ops, "x"), None, "an op of the trace language");
+        let files = "# Scenario: x\n#\n# The ops of x.trace on v20.\n";
+        assert_eq!(title_of(files, "x"), None, "a trace file");
+        let long = format!("# Scenario: x\n#\n# {}.\n", "word ".repeat(40).trim());
+        assert_eq!(title_of(&long, "x"), None, "too long");
+        let numbers = "# Scenario: x\n#\n# After `emitDestroy(3)`, `emitAfter(3)`.\n";
+        assert_eq!(
+            title_of(numbers, "x"),
+            None,
+            "an id the test writes otherwise"
+        );
+        let cut = "# Scenario: x\n#\n# The loop (`do { f(). g() }`). More.\n";
+        assert_eq!(title_of(cut, "x"), None, "a sentence cut inside code");
+        let node = "# Scenario: x\n#\n# Pins down `emitAfter` from JS.\n";
+        assert_eq!(title_of(node, "x").as_deref(), Some("`emitAfter` from JS"));
         assert_eq!(
             title_of("# Counterexample found by ...\nclose\n", "x"),
             None
