@@ -71,12 +71,49 @@ pub fn conventions(path: &str, source: &str) -> Vec<String> {
             problems.push(format!("{banned}...): use the strict assertion"));
         }
     }
+    problems.extend(ours(source));
     problems
+}
+
+/// This project's own names, which a file exported into Node's tree must
+/// not carry: it stands alone there.
+pub const OURS: &[&str] = &[
+    "scopecheck",
+    ".trace",
+    "docs/",
+    "the model",
+    "lockstep",
+    "mutant",
+];
+
+/// Each of [`OURS`] that `text` names (case aside).
+pub fn ours(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    (OURS.iter())
+        .filter(|o| lower.contains(*o))
+        .map(|o| {
+            format!("names this project's own `{o}`: the file must stand alone in Node's tree")
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_names_the_projects_own_things_is_refused_and_the_addons_do_not() {
+        assert_eq!(ours("// the ops of x.trace on v20").len(), 1);
+        assert_eq!(ours("// Scopecheck's model").len(), 1);
+        assert!(ours("// a lazy scope opened above JS contexts").is_empty());
+        for source in [
+            layout::BINDING_CC,
+            layout::NAPI_BINDING_C,
+            layout::BINDING_GYP,
+        ] {
+            assert_eq!(ours(source), Vec::<String>::new());
+        }
+    }
 
     const GOOD: &str = "// Flags: --expose-internals\n'use strict';\n// What it shows.\n\nconst common = require('../../common');\nconst assert = require('assert');\nconst binding = require(`./build/${common.buildType}/binding`);\n";
 

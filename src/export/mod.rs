@@ -102,7 +102,7 @@ pub fn title_of(text: &str, name: &str) -> Option<String> {
             (false, false) => rest.push(more),
         }
     }
-    if title != name && !title.is_empty() {
+    if title != name && !title.is_empty() && !names_ours(&title) {
         return Some(title);
     }
     let paragraph = rest.join(" ");
@@ -123,7 +123,6 @@ const TITLE_MAX: usize = 160;
 /// trace file, its docs, an op of the trace language in backquotes) and
 /// quotes no number (the test writes the trace's ids otherwise).
 fn stands_alone(sentence: &str) -> bool {
-    let ours = [".trace", "docs/", "scopecheck", "the model"];
     let quotes_ours = sentence.split('`').skip(1).step_by(2).any(|quoted| {
         quoted.contains(|c: char| c.is_ascii_digit())
             || trace::parse(quoted).is_ok_and(|t| !t.ops().is_empty())
@@ -133,8 +132,16 @@ fn stands_alone(sentence: &str) -> bool {
     closed
         && sentence.len() <= TITLE_MAX
         && sentence.ends_with('.')
-        && !ours.iter().any(|o| sentence.contains(o))
+        && !names_ours(sentence)
         && !quotes_ours
+}
+
+/// Whether `text` names one of this project's own things: a trace file,
+/// its docs, the project, its model.
+fn names_ours(text: &str) -> bool {
+    [".trace", "docs/", "scopecheck", "the model"]
+        .iter()
+        .any(|o| text.contains(o))
 }
 
 /// Why a case was not exported.
@@ -631,6 +638,8 @@ mod tests {
         );
         let ops = "# Scenario: x\n#\n# A scope and `next-tick-body` in it.\nclose\n";
         assert_eq!(title_of(ops, "x"), None, "an op of the trace language");
+        let header = "# Scenario: the ops of y.trace on v20\n#\n# A tick that throws.\n";
+        assert_eq!(title_of(header, "x").as_deref(), Some("A tick that throws"));
         let files = "# Scenario: x\n#\n# The ops of x.trace on v20.\n";
         assert_eq!(title_of(files, "x"), None, "a trace file");
         let long = format!("# Scenario: x\n#\n# {}.\n", "word ".repeat(40).trim());

@@ -294,7 +294,7 @@ impl<S: AsyncIdStack> Environment<S> {
     /// constructor): `new_async_id()`, `get_default_trigger_async_id()`,
     /// `context_frame_` (the current frame), then
     /// `AsyncWrap::EmitAsyncInit` (`src/async_wrap.cc`): the init hooks
-    /// while `kInit > 0`, with the name the addon gives (`scopecheck`).
+    /// while `kInit > 0`, with the name the addon gives (`test`, as Node's own Node-API tests name theirs).
     fn napi_async_init(&mut self, r: ResourceId) {
         let async_id = self.new_async_id();
         let trigger_async_id = self.get_default_trigger_async_id();
@@ -306,7 +306,7 @@ impl<S: AsyncIdStack> Environment<S> {
         (self.js_objects).set_async_context(r, NapiAsyncContext { context, frame });
         if self.async_hooks.fields.k_init > 0 {
             let view = ResourceView::Resource(r);
-            self.emit_init_native(async_id, "scopecheck", trigger_async_id, view);
+            self.emit_init_native(async_id, "test", trigger_async_id, view);
         }
     }
 

@@ -63,7 +63,7 @@ napi_value AsyncInit(napi_env env, napi_callback_info info) {
     return Throw(env, "asyncInit(resource)");
   }
   napi_value name;
-  napi_create_string_utf8(env, "scopecheck", NAPI_AUTO_LENGTH, &name);
+  napi_create_string_utf8(env, "test", NAPI_AUTO_LENGTH, &name);
   napi_async_context context;
   if (napi_async_init(env, argv[0], name, &context) != napi_ok) {
     return Throw(env, "napi_async_init failed");

@@ -23,7 +23,7 @@ static napi_value AsyncInit(napi_env env, napi_callback_info info) {
   CALL(napi_get_cb_info(env, info, &argc, &resource, NULL, NULL));
   assert(argc == 1);
   napi_value name;
-  CALL(napi_create_string_utf8(env, "scopecheck", NAPI_AUTO_LENGTH, &name));
+  CALL(napi_create_string_utf8(env, "test", NAPI_AUTO_LENGTH, &name));
   napi_async_context context;
   CALL(napi_async_init(env, resource, name, &context));
   void* earlier;
