@@ -2,12 +2,30 @@
 // scopecheck's stand-in for Node's test/common, for the proof that the
 // exported tests are real (src/export/proof.rs); never exported. It has what
 // the exported tests use, with the meaning Node's test/common/index.js gives
-// it: buildType, mustCall, mustNotCall, nodeProcessAborted.
+// it: buildType, mustCall, mustNotCall, nodeProcessAborted; and what that
+// file checks of every test as it exits: each mustCall's count, and that
+// the test leaked no global.
 
 const assert = require('assert');
 
 const buildType = 'Release';
 const mustCallChecks = [];
+
+// The enumerable globals there are as the test begins. Node's common keeps
+// a list of the values it knows (knownGlobals) and, on 'exit', fails a
+// test that added any other; here they are compared by name, which reads
+// no global's getter.
+const knownGlobals = new Set();
+for (const name in globalThis) knownGlobals.add(name);
+process.on('exit', () => {
+  const leaked = [];
+  for (const name in globalThis) {
+    if (!knownGlobals.has(name)) leaked.push(name);
+  }
+  if (leaked.length > 0) {
+    assert.fail(`Unexpected global(s) found: ${leaked.join(', ')}`);
+  }
+});
 
 function runCallChecks(exitCode) {
   if (exitCode !== 0) return;
@@ -20,6 +38,9 @@ function runCallChecks(exitCode) {
 }
 
 function mustCall(fn, exact = 1) {
+  if (process._exiting) {
+    throw new Error('Cannot use common.mustCall*() in process exit handler');
+  }
   if (typeof fn === 'number') {
     exact = fn;
     fn = () => {};
