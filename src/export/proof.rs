@@ -242,15 +242,16 @@ pub fn prove(
     let started = Instant::now();
     let plans = variants(&export, budget);
     let numbered: Vec<(usize, &Plan)> = plans.iter().enumerate().collect();
-    let variants: Vec<VariantRun> = parallel(&numbered, |(n, (wrong, tries))| {
+    let variants: Vec<VariantRun> = parallel(&numbered, |(n, (wrong, busy, tries))| {
         let mut run = VariantRun {
             wrong: wrong.clone(),
             tried: Vec::new(),
             killed: false,
         };
+        let tree = if *busy { &busy_tree } else { &tree };
         for (k, (test, source, fixture)) in tries.iter().enumerate() {
             let path = variant_path(test, *n, k);
-            let result = run_test(&harness.node, &tree, &path, source, fixture.as_deref())?;
+            let result = run_test(&harness.node, tree, &path, source, fixture.as_deref())?;
             let _ = std::fs::remove_file(tree.join(&path));
             if fixture.is_some() {
                 let _ = std::fs::remove_file(tree.join(layout::fixture_path(&path)));
@@ -286,10 +287,15 @@ fn variant_path(path: &str, plan: usize, k: usize) -> String {
     format!("{stem}-wrong-{plan}-{k}.{ext}")
 }
 
-/// A wrong variant to run: what is wrong, and the tests to try it on
+/// A wrong variant to run: what is wrong, whether it runs in the tree whose
+/// `test/common` does async work as it loads, and the tests to try it on
 /// (path, the test's text and its ES module's, the wrong expectations in
 /// the one that has them).
-type Plan = (String, Vec<(String, String, Option<String>)>);
+type Plan = (String, bool, Vec<(String, String, Option<String>)>);
+
+/// The line of a test's hook recorder that leaves out the calls of ids not
+/// the test's own (render's `ownIds`).
+const OWN_IDS_FILTER: &str = "if (!ownIds.has(id)) return;";
 
 /// The wrong variants: each mutant of the catalogue, rendered as the
 /// expectations of up to `budget.per_mutant` tests whose traces tell it
@@ -316,7 +322,7 @@ fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
             .take(budget.per_mutant)
             .collect();
         if !tries.is_empty() {
-            out.push((format!("mutant {name}"), tries));
+            out.push((format!("mutant {name}"), false, tries));
         }
     }
     // The first `budget.altered` tests that have an expected value to alter
@@ -331,11 +337,29 @@ fn variants(export: &Export, budget: Budget) -> Vec<Plan> {
         alter.map(|(line, source, fixture)| {
             (
                 format!("altered: {line}"),
+                false,
                 vec![(t.path.clone(), source, fixture)],
             )
         })
     });
     out.extend(alters.take(budget.altered));
+    // The incidental run's own check: without the recorder's filter, a test
+    // whose hooks see test/common's tick, Immediate or promise reaction
+    // must fail there.
+    let unfiltered: Vec<(String, String, Option<String>)> = (export.tests.iter())
+        .filter(|t| t.rendered.fixture.is_none() && t.rendered.source.contains(OWN_IDS_FILTER))
+        .map(|t| {
+            let kept: Vec<&str> = (t.rendered.source.lines())
+                .filter(|l| l.trim() != OWN_IDS_FILTER)
+                .collect();
+            (t.path.clone(), format!("{}\n", kept.join("\n")), None)
+        })
+        .take(budget.per_mutant)
+        .collect();
+    if !unfiltered.is_empty() {
+        let wrong = "with async work in test/common: the hooks record its calls too";
+        out.push((wrong.to_string(), true, unfiltered));
+    }
     out
 }
 
