@@ -489,7 +489,9 @@ fn open_scope<S: AsyncIdStack>(kind: ScopeKind, env: &Environment<S>, c: &mut im
     let trigger_async_id = id(env, c);
     let id = resource(c);
     let (holder, flags) = match kind {
-        ScopeKind::MakeCallback => (Holder::Local, ScopeFlags::default()),
+        ScopeKind::MakeCallback | ScopeKind::BareMakeCallback => {
+            (Holder::Local, ScopeFlags::default())
+        }
         ScopeKind::CallbackScope => {
             // Global holders exist on node version 26 only (`Op::needs_node26`).
             let holder = if c.ratio(1, 5) && env.version != NodeVersion::V20 {

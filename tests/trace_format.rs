@@ -38,7 +38,7 @@ fn scope(
 /// Every op form, every optional part on and off, with its expected text.
 fn every_form() -> Vec<(Op, &'static str)> {
     use Holder::{Global, Local};
-    use ScopeKind::{CallbackScope, MakeCallback};
+    use ScopeKind::{BareMakeCallback, CallbackScope, MakeCallback};
     vec![
         (Op::NoForceAsyncHooksChecks, "no-force-async-hooks-checks"),
         (Op::EntryModule { tla: false }, "entry-module"),
@@ -65,6 +65,10 @@ fn every_form() -> Vec<(Op, &'static str)> {
         (
             scope(MakeCallback, 7, 0, Global, 4, false, true),
             "make-callback 7 0 global R4 skip-queues",
+        ),
+        (
+            scope(BareMakeCallback, 7, 1, Local, 3, false, false),
+            "make-callback 7 1 R3 bare",
         ),
         (
             scope(
@@ -642,7 +646,20 @@ fn malformed_inputs_report_line_column_and_what_was_expected() {
         "make-callback 5 1 R1 skip-all",
         1,
         22,
+        "expected a flag (skip-hooks, skip-queues, bare) or end of line",
+    );
+    // `bare` is a make-callback's only, and once.
+    assert_error(
+        "callback-scope 5 1 R1 bare",
+        1,
+        23,
         "expected a flag (skip-hooks, skip-queues) or end of line",
+    );
+    assert_error(
+        "make-callback 5 1 R1 bare bare",
+        1,
+        27,
+        "flag \"bare\" given twice",
     );
     // Hook callbacks.
     assert_error("create-hook H1", 1, 15, "or \"none\", found end of line");

@@ -137,7 +137,7 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(super) fn callback_scope_enabled<'op>(&self, op: &'op Op) -> Result<(), Refusal<'op>> {
         match op {
             Op::OpenScope {
-                kind: ScopeKind::MakeCallback,
+                kind: ScopeKind::MakeCallback | ScopeKind::BareMakeCallback,
                 resource,
                 flags,
                 ..
@@ -276,6 +276,16 @@ impl<S: AsyncIdStack> Environment<S> {
             // `node::MakeCallback` passes `Undefined`: no frame.
             ScopeKind::MakeCallback => {
                 self.internal_make_callback(context, resource.id, ContextFrame::default())
+            }
+            // The same scope; who catches what its callback throws is the
+            // caller's (the model does not decide it yet: conformance and
+            // the export refuse a `close threw` of one).
+            ScopeKind::BareMakeCallback => {
+                self.internal_make_callback(context, resource.id, ContextFrame::default())?;
+                if let Some(Frame::Native(scope)) = self.frames.last_mut() {
+                    scope.kind = ScopeKind::BareMakeCallback;
+                }
+                Ok(())
             }
         }
     }

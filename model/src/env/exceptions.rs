@@ -4,7 +4,7 @@ use super::callback_scope::InternalCallbackScope;
 use super::microtasks::RunningMicrotask;
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind, SIGTRAP};
+use crate::vocab::{Observation, Op, OpKind, ResourceView, SIGTRAP};
 
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
@@ -192,7 +192,7 @@ impl<S: AsyncIdStack> Environment<S> {
             // failed at destruction, and the addon may call JS again before;
             // `RunTimers` loops on (bare scope, not failed).
             scope.handled_exception = true;
-            scope.threw = scope.main_script || scope.kind == ScopeKind::MakeCallback;
+            scope.threw = scope.main_script || scope.kind.makes_callback();
             scope.failed = !scope.is_bare();
         }
     }

@@ -50,8 +50,21 @@ pub enum ScopeKind {
     /// `node::CallbackScope` / `InternalCallbackScope` opened directly.
     CallbackScope,
     /// `InternalMakeCallback` (`src/api/callback.cc`): the scope plus, while
-    /// hooks are enabled, the JS `callbackTrampoline`.
+    /// hooks are enabled, the JS `callbackTrampoline`. The addon that calls
+    /// `node::MakeCallback` holds a `v8::TryCatch` of its own around it.
     MakeCallback,
+    /// The same `node::MakeCallback`, called from JavaScript by an addon
+    /// that holds no `v8::TryCatch` (`make-callback ... bare`): what the
+    /// callback throws goes on to that JavaScript, or, on Node 26 through
+    /// the trampoline, is lost (docs/node-findings.md F8).
+    BareMakeCallback,
+}
+
+impl ScopeKind {
+    /// `InternalMakeCallback`, whoever calls it.
+    pub fn makes_callback(self) -> bool {
+        matches!(self, ScopeKind::MakeCallback | ScopeKind::BareMakeCallback)
+    }
 }
 
 /// `InternalCallbackScope` flags (`src/node_internals.h`).

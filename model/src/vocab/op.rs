@@ -584,7 +584,7 @@ impl Op {
                 ..
             } => OpKind::CallbackScope,
             Op::OpenScope {
-                kind: ScopeKind::MakeCallback,
+                kind: ScopeKind::MakeCallback | ScopeKind::BareMakeCallback,
                 ..
             } => OpKind::MakeCallback,
             Op::TimersScope => OpKind::TimersScope,
@@ -779,10 +779,10 @@ impl fmt::Display for Op {
         let k = self.kind();
         match self {
             Op::OpenScope {
+                kind,
                 context,
                 resource,
                 flags,
-                ..
             } => {
                 write!(f, "{k} {} {}", context.async_id, context.trigger_async_id)?;
                 match resource.holder {
@@ -794,6 +794,9 @@ impl fmt::Display for Op {
                 }
                 if flags.skip_task_queues {
                     f.write_str(" skip-queues")?;
+                }
+                if *kind == ScopeKind::BareMakeCallback {
+                    f.write_str(" bare")?;
                 }
                 Ok(())
             }
@@ -1092,10 +1095,21 @@ fn parse_open_scope(t: &mut Tokens<'_>, scope_kind: ScopeKind) -> Result<Op, Par
         Holder::Global => "a resource (R<n>)",
     })?;
     let mut flags = ScopeFlags::default();
+    let mut kind = scope_kind;
+    let mut bare = false;
     while let Some(tok) = t.advance() {
         let slot = match tok.text {
             "skip-hooks" => &mut flags.skip_async_hooks,
             "skip-queues" => &mut flags.skip_task_queues,
+            "bare" if scope_kind == ScopeKind::MakeCallback => {
+                kind = ScopeKind::BareMakeCallback;
+                &mut bare
+            }
+            _ if scope_kind == ScopeKind::MakeCallback => {
+                return Err(
+                    t.unexpected(tok, "a flag (skip-hooks, skip-queues, bare) or end of line")
+                )
+            }
             _ => return Err(t.unexpected(tok, "a flag (skip-hooks, skip-queues) or end of line")),
         };
         if *slot {
@@ -1104,7 +1118,7 @@ fn parse_open_scope(t: &mut Tokens<'_>, scope_kind: ScopeKind) -> Result<Op, Par
         *slot = true;
     }
     Ok(Op::OpenScope {
-        kind: scope_kind,
+        kind,
         context: AsyncContext {
             async_id,
             trigger_async_id,

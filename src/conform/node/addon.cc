@@ -100,23 +100,39 @@ void CallbackScopeFn(const FunctionCallbackInfo<Value>& args) {
 // The TryCatches of the open makeCallback calls, innermost last.
 std::vector<TryCatch*> make_callback_catches;
 
-// makeCallback(asyncId, triggerAsyncId, resource, fn):
 // node::MakeCallback(isolate, resource, fn, 0, nullptr, {asyncId,
-// triggerAsyncId}) under a TryCatch of the addon's own, which swallows an
-// exception thrown by fn silently, as a JS caller's try/catch would, unless
-// reportUncaught() made it verbose first.
-void MakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
+// triggerAsyncId}) with the arguments (asyncId, triggerAsyncId, resource,
+// fn); with `catches`, under a TryCatch of the addon's own.
+void CallMakeCallback(const FunctionCallbackInfo<Value>& args, bool catches) {
   node::async_context ac;
   if (!Args(args, &ac)) return;
   Isolate* isolate = args.GetIsolate();
   HandleScope handle_scope(isolate);
   Local<Object> resource = args[2].As<Object>();
   Local<Function> fn = args[3].As<Function>();
+  if (!catches) {
+    (void)node::MakeCallback(isolate, resource, fn, 0, nullptr, ac);
+    return;
+  }
   TryCatch try_catch(isolate);
   make_callback_catches.push_back(&try_catch);
-  MaybeLocal<Value> ret = node::MakeCallback(isolate, resource, fn, 0, nullptr, ac);
+  (void)node::MakeCallback(isolate, resource, fn, 0, nullptr, ac);
   make_callback_catches.pop_back();
-  (void)ret;
+}
+
+// makeCallback(asyncId, triggerAsyncId, resource, fn): node::MakeCallback
+// under a TryCatch of the addon's own, which swallows an exception thrown
+// by fn silently, as a JS caller's try/catch would, unless reportUncaught()
+// made it verbose first.
+void MakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
+  CallMakeCallback(args, true);
+}
+
+// bareMakeCallback(asyncId, triggerAsyncId, resource, fn): the same
+// node::MakeCallback with no TryCatch of the addon's (a trace's
+// `make-callback ... bare`): what fn throws goes on to the JS caller.
+void BareMakeCallbackFn(const FunctionCallbackInfo<Value>& args) {
+  CallMakeCallback(args, false);
 }
 
 // reportUncaught(): the innermost makeCallback's TryCatch becomes verbose,
@@ -389,6 +405,7 @@ void Init(Local<Object> exports) {
   NODE_SET_METHOD(exports, "resetGlobal", ResetGlobalFn);
   NODE_SET_METHOD(exports, "callbackScope", CallbackScopeFn);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallbackFn);
+  NODE_SET_METHOD(exports, "bareMakeCallback", BareMakeCallbackFn);
   NODE_SET_METHOD(exports, "reportUncaught", ReportUncaughtFn);
   NODE_SET_METHOD(exports, "loopMarker", LoopMarker);
   NODE_SET_METHOD(exports, "afterMain", AfterMain);

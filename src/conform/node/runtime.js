@@ -681,7 +681,9 @@ function frameOps(self) {
         break;
       case 'make-callback': {
         const f = record('make-callback');
-        addon.makeCallback(I(+t[1]), I(+t[2]), R(num(t[3])), () => frame(f));
+        // `bare`: the addon holds no TryCatch of its own.
+        const call = t.includes('bare') ? addon.bareMakeCallback : addon.makeCallback;
+        call(I(+t[1]), I(+t[2]), R(num(t[3])), () => frame(f));
         takeClose(f);
         break;
       }

@@ -172,6 +172,19 @@ void MakeCallback(const FunctionCallbackInfo<Value>& args) {
   if (!ret.IsEmpty()) args.GetReturnValue().Set(ret.ToLocalChecked());
 }
 
+// bareMakeCallback(resource, asyncId, triggerAsyncId, fn): the same
+// node::MakeCallback with no TryCatch of the addon's: what fn throws goes
+// on to the JavaScript that called bareMakeCallback.
+void BareMakeCallback(const FunctionCallbackInfo<Value>& args) {
+  Isolate* isolate = args.GetIsolate();
+  node::async_context context = ContextOf(args);
+  assert(args[3]->IsFunction());
+  MaybeLocal<Value> ret = node::MakeCallback(
+      isolate, args[0].As<Object>(), args[3].As<Function>(), 0, nullptr,
+      context);
+  if (!ret.IsEmpty()) args.GetReturnValue().Set(ret.ToLocalChecked());
+}
+
 // reportUncaught(): the innermost makeCallback's TryCatch becomes verbose,
 // so that what its fn throws next is reported to the uncaught-exception
 // handler while the MakeCallback scope is still open, as for a
@@ -252,6 +265,7 @@ void RunTimers(const FunctionCallbackInfo<Value>& args) {
 void Initialize(Local<Object> exports) {
   NODE_SET_METHOD(exports, "callbackScope", CallbackScope);
   NODE_SET_METHOD(exports, "makeCallback", MakeCallback);
+  NODE_SET_METHOD(exports, "bareMakeCallback", BareMakeCallback);
   NODE_SET_METHOD(exports, "reportUncaught", ReportUncaught);
   NODE_SET_METHOD(exports, "heapCallbackScope", HeapCallbackScope);
   NODE_SET_METHOD(exports, "deleteCallbackScope", DeleteCallbackScope);

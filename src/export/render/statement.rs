@@ -188,7 +188,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 ..
             } => {
                 let global = resource.holder == model::vocab::Holder::Global;
-                if global && *kind == ScopeKind::MakeCallback {
+                if global && kind.makes_callback() {
                     return refuse(
                         i,
                         "node::MakeCallback takes no Global<Object>* resource holder",
@@ -198,6 +198,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.resources.insert(resource.id.0);
                 let (f, key) = match kind {
                     ScopeKind::MakeCallback => ("makeCallback", String::new()),
+                    ScopeKind::BareMakeCallback => ("bareMakeCallback", String::new()),
                     _ if global => ("globalCallbackScope", format!(", {}", resource.id.0)),
                     _ => ("callbackScope", String::new()),
                 };
@@ -216,7 +217,7 @@ impl<S: AsyncIdStack> Writer<S> {
                 }
             }
             Op::CloseScope { threw } => {
-                let make_callback = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::MakeCallback && !s.threw);
+                let make_callback = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind.makes_callback() && !s.threw);
                 if make_callback && *threw {
                     // The addon's TryCatch takes it; the scope is marked failed.
                     self.push("throw new Error('the callback throws');");
