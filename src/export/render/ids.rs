@@ -242,10 +242,17 @@ fn next_async_id(hooks: bool, several: bool) -> Vec<String> {
             "// The n ids Node hands out next, in one go.".to_string(),
             "function nextAsyncIds(n) {".to_string(),
             "  const ids = [nextAsyncId()];".to_string(),
-            "  while (ids.length < n) ids.push(ids[0] + ids.length);".to_string(),
         ]);
         if hooks {
-            out.push("  ids.forEach((id) => ownIds.add(id));".to_string());
+            out.extend([
+                "  while (ids.length < n) {".to_string(),
+                "    const id = ids[0] + ids.length;".to_string(),
+                "    ownIds.add(id);".to_string(),
+                "    ids.push(id);".to_string(),
+                "  }".to_string(),
+            ]);
+        } else {
+            out.push("  while (ids.length < n) ids.push(ids[0] + ids.length);".to_string());
         }
         out.extend(["  return ids;".to_string(), "}".to_string()]);
     }
