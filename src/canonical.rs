@@ -325,6 +325,7 @@ pub fn visit_observation_ids(o: &mut Observation, f: &mut IdVisitor) {
             f(expected);
         }
         Observation::Store { .. }
+        | Observation::ExceptionLost
         | Observation::CheckFailed(_)
         | Observation::Exit(_)
         | Observation::Aborted(_) => {}

@@ -752,9 +752,10 @@ fn still_fails(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Option<B
 
 /// Shrink a failing sequence (delta debugging, one op at a time): cut it
 /// after the diverging op, then delete any op, or an open and its close
-/// together, while the sequence stays valid and still diverges, until
-/// nothing more can go. The result is 1-minimal: no single op (or
-/// open/close pair) can be deleted.
+/// together (with the `catch` after a bare make-callback's `close threw`),
+/// while the sequence stays valid and still diverges, until nothing more
+/// can go. The result is 1-minimal: no single op (or open/close pair) can
+/// be deleted.
 pub fn minimize(ops: &[Op], mutant: Option<Mutant>, refinement: bool) -> Vec<Op> {
     minimize_until_interrupted(ops, mutant, refinement).0
 }
@@ -790,7 +791,13 @@ pub fn minimize_until_interrupted(
                     } else if op.closes_frame() {
                         depth -= 1;
                         if depth == 0 {
-                            candidates.push(vec![i, j]);
+                            // With the `catch` of what a bare
+                            // make-callback's close handed back.
+                            let mut frame = vec![i, j];
+                            if best.get(j + 1) == Some(&Op::Catch) {
+                                frame.push(j + 1);
+                            }
+                            candidates.push(frame);
                             break;
                         }
                     }

@@ -223,6 +223,15 @@ pub const SITUATIONS: &[(&str, &str)] = &[
         "lazy-scope-in-timer",
         "a native scope opened lazy inside a Timeout's callback",
     ),
+    // Issue 55: where a bare make-callback's exception goes.
+    (
+        "lost-exception-with-lazy",
+        "a bare make-callback's exception lost (Node 26: its close's pop shortened the JS resource array, a V8 call with the exception pending) while a lazy scope is open",
+    ),
+    (
+        "bare-throw-to-caller-with-lazy",
+        "a bare make-callback's exception handed back to the JavaScript that called it (catch or uncaught-exception next) while a lazy scope is open",
+    ),
 ];
 
 /// Whether the situation or op kind `name` exists on the node version
@@ -244,6 +253,8 @@ pub fn exists_on(version: model::vocab::NodeVersion, name: &str) -> bool {
         "lazy-scope-enters-stored-frame",
         "lazy-close-out-of-order-with-stores",
         "timer-store-after-handled-exception",
+        // v20's V8 keeps the exception aside (docs/node-findings.md F8).
+        "lost-exception-with-lazy",
     ];
     !(SITUATIONS_ONLY_ON_26.contains(&name)
         || OpKind::from_name(name).is_some_and(|k| !k.exists_on(version)))
@@ -311,11 +322,13 @@ pub mod situation {
     pub const TIMER_STORE_AFTER_HANDLED_EXCEPTION: usize = 51;
     pub const TIMER_PUSH_ABOVE_LAZY: usize = 52;
     pub const LAZY_SCOPE_IN_TIMER: usize = 53;
+    pub const LOST_EXCEPTION_WITH_LAZY: usize = 54;
+    pub const BARE_THROW_TO_CALLER_WITH_LAZY: usize = 55;
 }
 use situation as s;
 
 /// Number of named situations.
-pub const SITUATION_COUNT: usize = 54;
+pub const SITUATION_COUNT: usize = 56;
 // The per-case bit set of [`Tally`] is a u64.
 const _: () = assert!(SITUATION_COUNT <= 64);
 
@@ -683,8 +696,13 @@ pub fn classify_after<S: LazyStore>(
     if rejection && ah.store.lazy().k_lazy_scopes > 0 {
         sink.hit(s::REJECTION_IN_LAZY);
     }
+    let lazy_open = ah.store.lazy().k_lazy_scopes > 0;
+    if matches!(op, Op::CloseScope { threw: true }) && after.exception_in_flight && lazy_open {
+        sink.hit(s::BARE_THROW_TO_CALLER_WITH_LAZY);
+    }
     for o in observations {
         match o {
+            Observation::ExceptionLost if lazy_open => sink.hit(s::LOST_EXCEPTION_WITH_LAZY),
             Observation::CorruptedStack { .. } => match op {
                 Op::CloseScope { .. } if closing_lazy => sink.hit(s::CORRUPTED_ON_LAZY_CLOSE),
                 Op::CloseScope { .. } => {}
@@ -1046,6 +1064,11 @@ mod tests {
             ),
             (s::TIMER_PUSH_ABOVE_LAZY, "timer-push-above-lazy"),
             (s::LAZY_SCOPE_IN_TIMER, "lazy-scope-in-timer"),
+            (s::LOST_EXCEPTION_WITH_LAZY, "lost-exception-with-lazy"),
+            (
+                s::BARE_THROW_TO_CALLER_WITH_LAZY,
+                "bare-throw-to-caller-with-lazy",
+            ),
         ];
         assert_eq!(named.len(), SITUATION_COUNT);
         for (i, name) in named {

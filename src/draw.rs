@@ -109,6 +109,9 @@ pub const fn weights(kind: OpKind) -> Weight {
         K::NewAsyncId => weight(1, Other, 1),
         K::UncaughtException => weight(4, Unwinds, 1),
         K::ClearAsyncIdStack => weight(1, Unwinds, 1),
+        // Issue 55: enabled only with an exception in flight, where its
+        // one rival is `uncaught-exception`.
+        K::Catch => weight(4, Other, 1),
         K::Stop => weight(1, Unwinds, 1),
         K::EntryModule => weight(4, Other, 1),
         K::TimersScope => weight(0, Other, 1),
@@ -183,6 +186,9 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
     match kind {
         OpKind::NoForceAsyncHooksChecks => Op::NoForceAsyncHooksChecks,
         OpKind::CallbackScope => open_scope(ScopeKind::CallbackScope, env, c),
+        // One in three is a bare one (no TryCatch in the addon): what
+        // its callback throws goes to the caller, or is lost (Node 26).
+        OpKind::MakeCallback if c.ratio(1, 3) => open_scope(ScopeKind::BareMakeCallback, env, c),
         OpKind::MakeCallback => open_scope(ScopeKind::MakeCallback, env, c),
         OpKind::CloseScope => Op::CloseScope {
             threw: c.ratio(1, 7),
@@ -239,6 +245,7 @@ pub fn draw_op<S: AsyncIdStack>(kind: OpKind, env: &Environment<S>, c: &mut impl
             handled: !c.ratio(1, 6),
         },
         OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
+        OpKind::Catch => Op::Catch,
         OpKind::Stop => Op::Stop,
         OpKind::EntryModule => Op::EntryModule { tla: c.ratio(3, 4) },
         OpKind::TimersScope => Op::TimersScope,
@@ -483,7 +490,7 @@ fn callbacks(c: &mut impl Choices) -> HookCallbacks {
 }
 
 /// `callback-scope` (one in five with a Global resource, one in seven with
-/// flags) or `make-callback`, with ids worth trying.
+/// flags) or `make-callback` (bare or not), with ids worth trying.
 fn open_scope<S: AsyncIdStack>(kind: ScopeKind, env: &Environment<S>, c: &mut impl Choices) -> Op {
     let async_id = id(env, c);
     let trigger_async_id = id(env, c);
@@ -518,6 +525,25 @@ fn open_scope<S: AsyncIdStack>(kind: ScopeKind, env: &Environment<S>, c: &mut im
         },
         resource: NativeResource { id, holder },
         flags,
+    }
+}
+
+/// `op`, a `make-callback` (bare or not), made one of `kind` (any other op
+/// as it is).
+pub fn with_make_callback_kind(op: Op, kind: ScopeKind) -> Op {
+    match op {
+        Op::OpenScope {
+            kind: ScopeKind::MakeCallback | ScopeKind::BareMakeCallback,
+            context,
+            resource,
+            flags,
+        } if kind.makes_callback() => Op::OpenScope {
+            kind,
+            context,
+            resource,
+            flags,
+        },
+        op => op,
     }
 }
 

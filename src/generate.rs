@@ -26,7 +26,7 @@
 use crate::draw::{self, Choices, Role};
 use model::env::microtasks::{Microtask, RunningMicrotask};
 use model::env::Frame;
-use model::vocab::{NodeVersion, Op, OpKind, Runtime};
+use model::vocab::{NodeVersion, Op, OpKind, Runtime, ScopeKind};
 use model::Eager;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -382,6 +382,11 @@ impl CaseGen {
     /// read of the resource whose entry it may have left dangling; in a
     /// callback that threw, its close.
     fn steer(&mut self, eager: &Eager) -> Option<Op> {
+        // With an exception in flight only `catch` or `uncaught-exception`
+        // can follow: the weighted draw picks between them.
+        if eager.exception_in_flight {
+            return None;
+        }
         let follow_up = std::mem::take(&mut self.after_close_outer);
         let after_disable = std::mem::take(&mut self.after_disable);
         let after_queue_body = std::mem::take(&mut self.after_queue_body);
@@ -440,6 +445,9 @@ impl CaseGen {
             } else if self.ratio(1, 4) {
                 return Some(Op::TickCallback);
             }
+        }
+        if let Some(op) = self.bare_throw(eager) {
+            return Some(op);
         }
         // A reaction queued in the outermost scope with promise hooks on:
         // its close runs it in its checkpoint (promise-hooks-at-outermost-close).
@@ -555,10 +563,39 @@ impl CaseGen {
         }
     }
 
+    /// Now and then, with a native scope open below: a bare make-callback
+    /// where its callback would run through the trampoline, and the throw
+    /// of a bare make-callback's callback, which goes to its caller or is
+    /// lost (Node 26) with whatever lazy scopes were open below
+    /// (bare-throw-to-caller-with-lazy, lost-exception-with-lazy).
+    fn bare_throw(&mut self, eager: &Eager) -> Option<Op> {
+        let f = &eager.async_hooks.fields;
+        let below = eager.async_callback_scope_depth > 1;
+        if let Some(Frame::Native(s)) = eager.frames.last() {
+            let throw = Op::CloseScope { threw: true };
+            if s.kind == ScopeKind::BareMakeCallback
+                && !s.threw
+                && below
+                && self.ratio(1, 3)
+                && eager.enabled(&throw).is_ok()
+            {
+                return Some(throw);
+            }
+        }
+        let trampoline = eager.hooks.trampoline_installed
+            && f.k_before + f.k_after + f.k_uses_execution_async_resource > 0;
+        if trampoline && below && eager.js_running() && self.ratio(1, 12) {
+            let op = draw::draw_op(OpKind::MakeCallback, eager, self);
+            let op = draw::with_make_callback_kind(op, ScopeKind::BareMakeCallback);
+            return Some(op).filter(|op| eager.enabled(op).is_ok());
+        }
+        None
+    }
+
     /// When no swarm weight applies: end the innermost frame, or open a scope.
     fn fallback(&mut self, eager: &Eager) -> Op {
-        match eager.frames.last() {
-            Some(frame) => frame.ending_op(),
+        match eager.unwinding_op() {
+            Some(op) => op,
             None => self.open_from_event_loop(eager),
         }
     }
@@ -588,14 +625,19 @@ impl CaseGen {
         (draw::draw_enabled(kind, eager, self)).unwrap_or_else(|| self.open_scope(eager))
     }
 
-    /// `callback-scope` or `make-callback` (two in five).
+    /// `callback-scope` or `make-callback` (two in five; not a bare one
+    /// under `--abort-on-uncaught-exception`, where the model refuses it).
     fn open_scope(&mut self, eager: &Eager) -> Op {
         let kind = if self.ratio(2, 5) {
             OpKind::MakeCallback
         } else {
             OpKind::CallbackScope
         };
-        draw::draw_op(kind, eager, self)
+        let op = draw::draw_op(kind, eager, self);
+        if eager.async_hooks.abort_on_uncaught_exception {
+            return draw::with_make_callback_kind(op, ScopeKind::MakeCallback);
+        }
+        op
     }
 }
 

@@ -94,3 +94,33 @@ fn a_timeout_above_run_timers_lazy_scope_kills_the_js_pop_that_ignores_it() {
     assert!(divergence.is_observable(), "{divergence}");
     assert_eq!(divergence.index, 5, "{divergence}");
 }
+
+#[test]
+fn a_trampoline_writing_low_keeps_the_exception_node_26_loses() {
+    // lost-exception-with-lazy (docs/node-findings.md F8): a lazy scope is
+    // open, a before hook is enabled inside it, and a bare make-callback
+    // (eager, its callback run through callbackTrampoline) throws. Node 26
+    // loses the exception because the close's pop shortens the JS resource
+    // array, which the trampoline wrote one past the stack, through the V8
+    // API. A trampoline that writes at `kStackLength - 1` (decision 11
+    // undone) leaves the array short: no V8 call, and the exception comes
+    // back to the caller instead, which the close's observation shows.
+    let text = "callback-scope 5 1 R1\ncreate-hook H1 before\nenable-hook H1\n\
+                make-callback 6 5 R2 bare\nclose threw\nexecution-async-id\n";
+    let ops = model::vocab::trace::parse(text)
+        .expect("the trace parses")
+        .ops();
+    let agreed = run_on(Pair::new(), &ops, true).expect("the lazy side agrees with the model");
+    let lost = vec![model::vocab::Observation::ExceptionLost];
+    assert_eq!(agreed[4].answer, Ok(lost.clone()), "the model loses it");
+    let divergence = run_on(
+        Pair::mutated(Mutant::TrampolineIndexByStackLength),
+        &ops,
+        false,
+    )
+    .expect_err("the mutant diverges");
+    assert!(divergence.is_observable(), "{divergence}");
+    assert_eq!(divergence.index, 4, "{divergence}");
+    assert_eq!(divergence.eager, Ok(lost), "{divergence}");
+    assert_eq!(divergence.lazy, Ok(Vec::new()), "{divergence}");
+}

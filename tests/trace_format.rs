@@ -191,6 +191,7 @@ fn every_form() -> Vec<(Op, &'static str)> {
             "uncaught-exception unhandled",
         ),
         (Op::ClearAsyncIdStack, "clear-async-id-stack"),
+        (Op::Catch, "catch"),
         (Op::Stop, "stop"),
         (Op::NodeVersion(NodeVersion::V20), "node-version 20"),
         (Op::NodeVersion(NodeVersion::V26), "node-version 26"),
@@ -881,6 +882,7 @@ fn arb_op() -> impl Strategy<Value = Op> {
         Just(Op::NewAsyncId),
         any::<bool>().prop_map(|handled| Op::UncaughtException { handled }),
         Just(Op::ClearAsyncIdStack),
+        Just(Op::Catch),
         Just(Op::Stop),
         prop_oneof![Just(NodeVersion::V20), Just(NodeVersion::V26)].prop_map(Op::NodeVersion),
         (any::<u32>(), any::<u32>()).prop_map(|(a, store)| Op::AlsRun {

@@ -27,9 +27,6 @@ const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 /// Why the throws after a `close-outer` are refused.
 const BROKEN_CHAIN: &str = "V8's TryCatch chain no longer holds the TryCatches made inside the deleted N-API scope (each v8::TryCatch unregisters by restoring the next_ it saw), so where the exception goes is not Node's async-context code's doing";
 
-/// Why an exception out of a bare make-callback's callback is refused.
-const BARE_THROW: &str = "an exception out of a bare make-callback's callback: where it goes (to the JavaScript caller on v20; lost through the trampoline on Node 26, docs/node-findings.md F8) is not decided by the model yet";
-
 /// An op the Node.js program cannot express, at its index in the trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unsupported {
@@ -189,13 +186,6 @@ impl Decider {
             };
         };
         if let Frame::Native(scope) = innermost {
-            let throws = matches!(
-                op,
-                Op::CloseScope { threw: true } | Op::UncaughtException { .. }
-            );
-            if scope.kind == ScopeKind::BareMakeCallback && throws {
-                return Some(BARE_THROW.to_string());
-            }
             if scope.threw && !matches!(op, Op::CloseScope { .. }) {
                 // The main script's body stops; a make-callback's callback
                 // has returned (InternalMakeCallback saw the empty result).

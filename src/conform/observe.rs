@@ -126,6 +126,9 @@ impl Renamer {
     /// An observation as the model writes it (`Observation`'s Display, the
     /// trace format's `=>` lines), Node's ids renamed.
     fn observation(&self, text: &str) -> Result<Observation, String> {
+        if text == "exception lost" {
+            return Ok(Observation::ExceptionLost);
+        }
         if let Some(rest) = text.strip_prefix("tick ") {
             let (id, rest) = rest.split_once(' ').ok_or("a tick without ids")?;
             let async_id = self.id(id)?;

@@ -87,19 +87,15 @@ pub fn run_until_exit<E>(
     Ok(input.len())
 }
 
-/// Then end each frame the trace left open, innermost first, with `step`
+/// Then end each frame the trace left open, innermost first (an exception
+/// in flight first caught: `catch`), with `step`
 /// (in Node, the functions return: the scopes close, the main script's
 /// last), unless the process exited.
 pub fn close_open_frames<E>(
     env: &mut Eager,
     mut step: impl FnMut(&mut Eager, Op) -> Result<(), E>,
 ) -> Result<(), E> {
-    while let Some(op) = env
-        .frames
-        .last()
-        .filter(|_| !env.exited)
-        .map(Frame::ending_op)
-    {
+    while let Some(op) = env.unwinding_op().filter(|_| !env.exited) {
         step(env, op)?;
     }
     Ok(())

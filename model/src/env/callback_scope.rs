@@ -8,8 +8,8 @@ use super::resources::{NativeSlot, ScopeSerial};
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::{
-    AsyncContext, FailedCheck, Holder, NativeResource, Observation, Op, OpKind, ResourceId,
-    ResourceView, ScopeFlags, ScopeKind,
+    AsyncContext, FailedCheck, Holder, NativeResource, NodeVersion, Observation, Op, OpKind,
+    ResourceId, ResourceView, ScopeFlags, ScopeKind,
 };
 
 /// The part of `InternalMakeCallback` that runs in JS around the callback
@@ -145,6 +145,16 @@ impl<S: AsyncIdStack> Environment<S> {
                 if resource.holder == Holder::Global {
                     return Err(Refusal::MakeCallbackGlobal);
                 }
+                let bare = matches!(
+                    op,
+                    Op::OpenScope {
+                        kind: ScopeKind::BareMakeCallback,
+                        ..
+                    }
+                );
+                if bare && self.async_hooks.abort_on_uncaught_exception {
+                    return Err(Refusal::BareMakeCallbackWithAbort);
+                }
                 if *flags != ScopeFlags::default() {
                     return Err(Refusal::MakeCallbackFlags);
                 }
@@ -170,6 +180,14 @@ impl<S: AsyncIdStack> Environment<S> {
                 if self.frames.last().is_some_and(Frame::is_module_body) =>
             {
                 Err(Refusal::BareScopeThrew)
+            }
+            Op::CloseScope { threw: true } if self.bare_throw_pending() => {
+                if self.frames.len() == 1 {
+                    // From the event loop: no JavaScript below to take it.
+                    Err(Refusal::BareThrowFromEventLoop)
+                } else {
+                    Ok(())
+                }
             }
             Op::CloseScope { .. } => self.innermost_is(OpKind::CloseScope, |f| {
                 matches!(f, Frame::Native(_)) || f.is_module_body()
@@ -250,6 +268,12 @@ impl<S: AsyncIdStack> Environment<S> {
         }
     }
 
+    /// The innermost frame is a bare make-callback whose callback has not
+    /// thrown yet: a `close threw` now is its callback's throw.
+    fn bare_throw_pending(&self) -> bool {
+        matches!(self.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::BareMakeCallback && !s.threw)
+    }
+
     /// `node::CallbackScope` (a `Local<Object>` or a `Global<Object>*`
     /// resource) or `InternalMakeCallback` up to the callback.
     fn open_scope(
@@ -277,9 +301,8 @@ impl<S: AsyncIdStack> Environment<S> {
             ScopeKind::MakeCallback => {
                 self.internal_make_callback(context, resource.id, ContextFrame::default())
             }
-            // The same scope; who catches what its callback throws is the
-            // caller's (the model does not decide it yet: conformance and
-            // the export refuse a `close threw` of one).
+            // The same scope; what its callback throws goes to the caller
+            // ([`Self::close_scope`]).
             ScopeKind::BareMakeCallback => {
                 self.internal_make_callback(context, resource.id, ContextFrame::default())?;
                 if let Some(Frame::Native(scope)) = self.frames.last_mut() {
@@ -377,8 +400,12 @@ impl<S: AsyncIdStack> Environment<S> {
     /// Close the innermost native scope. A MakeCallback scope first finishes
     /// `callbackTrampoline` (emit `after`, `execution_async_resources.pop()`)
     /// unless the callback threw; then `InternalCallbackScope::Close` and the
-    /// destructor's `PopAsyncCallbackScope`.
+    /// destructor's `PopAsyncCallbackScope`. A bare make-callback's throw
+    /// then goes to its caller ([`Self::bare_make_callback_threw`]).
     pub(crate) fn close_scope(&mut self, threw: bool) -> Result<(), Died> {
+        if threw && self.bare_throw_pending() {
+            return self.bare_make_callback_threw();
+        }
         if threw {
             match self.frames.last() {
                 // A callback that threw (`uncaught-exception`) throws nothing
@@ -410,6 +437,55 @@ impl<S: AsyncIdStack> Environment<S> {
             self.async_hooks.cost.resource_writes += 1;
         }
         self.destroy_scope(scope)
+    }
+
+    /// `close threw` of a bare make-callback called from JavaScript: the
+    /// callback's `Call` comes back empty, `InternalMakeCallback` marks its
+    /// scope failed and returns, and `~InternalCallbackScope` closes it
+    /// (`src/api/callback.cc`): no trampoline epilogue (`callbackTrampoline`,
+    /// `lib/internal/async_hooks.js`, pops `execution_async_resources` only
+    /// on a normal return), no `after`, no queues, but the pop
+    /// (`AsyncHooks::pop_async_context`, `src/env.cc`), which shortens the
+    /// JS resource array with `Set(length)` while the exception is still
+    /// pending in the isolate. No `v8::TryCatch` stands between
+    /// MakeCallback and the JavaScript that called the addon, so:
+    ///
+    /// - Node 26, when the pop shortened the JS array (the trampoline on
+    ///   the path wrote its slot, or other JavaScript wrote past the
+    ///   stack: `f8d.js`), so `pop_async_context` called into V8: V8
+    ///   clears a pending exception on entry to the API
+    ///   (`CallDepthScope`, `deps/v8/src/api/api-inl.h`); the exception is
+    ///   lost ([`Observation::ExceptionLost`]) and the caller goes on.
+    /// - Otherwise (v20, whose V8 has moved the exception to the scheduled
+    ///   slot, which API calls leave alone; or no V8 call): it is in
+    ///   flight in the caller
+    ///   ([`Environment::exception_in_flight`]), which catches it (`catch`)
+    ///   or lets it go on (`uncaught-exception`).
+    ///
+    /// While stopping, the callback was terminated: nothing is handed on.
+    /// docs/node-findings.md F8; checked on v20.20.2 and v26.12.1
+    /// (`tests/scenarios/make-callback-bare-*.trace`).
+    fn bare_make_callback_threw(&mut self) -> Result<(), Died> {
+        let Some(Frame::Native(mut scope)) = self.frames.pop() else {
+            unreachable!("enabled checked that the innermost frame is a bare make-callback")
+        };
+        scope.failed = true;
+        let length = self.async_hooks.js_execution_async_resources.len();
+        self.destroy_scope(scope)?;
+        if self.is_stopping {
+            // Terminated: there is no exception to hand on.
+            return Ok(());
+        }
+        // `pop_async_context` called `Set(length)` iff it shortened the
+        // array: the slot the trampoline wrote (or any write past the
+        // stack) is what makes the V8 call.
+        let called_v8 = self.async_hooks.js_execution_async_resources.len() < length;
+        if self.version == NodeVersion::V26 && called_v8 {
+            self.out.push(Observation::ExceptionLost);
+        } else {
+            self.exception_in_flight = true;
+        }
+        Ok(())
     }
 
     /// `napi_close_callback_scope` (`src/node_api.cc`): `delete` a

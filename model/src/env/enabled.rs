@@ -92,6 +92,20 @@ pub enum Refusal<'op> {
     CallbackThrew(&'op Op),
     /// `close threw` on the main script's or `RunTimers`' scope.
     BareScopeThrew,
+    // Issue 55: where a bare make-callback's exception goes.
+    /// An exception is in flight in the caller of a bare make-callback: only
+    /// `catch` or `uncaught-exception` can follow.
+    ExceptionInFlight(&'op Op),
+    /// `catch` with no exception in flight.
+    NothingToCatch,
+    /// `uncaught-exception` in a bare make-callback called from JavaScript:
+    /// the exception leaves the callback through `node::MakeCallback`.
+    BareThrowGoesToCaller,
+    /// `close threw` of a bare make-callback with no JavaScript below it
+    /// (from the event loop) before its `uncaught-exception`.
+    BareThrowFromEventLoop,
+    /// A bare make-callback under `--abort-on-uncaught-exception`.
+    BareMakeCallbackWithAbort,
     /// A header op after the program started.
     HeaderAfterStart(&'op Op),
     /// `no-force-async-hooks-checks` a second time.
@@ -187,6 +201,22 @@ impl fmt::Display for Refusal<'_> {
             ),
             Refusal::BareScopeThrew => f.write_str(
                 "close threw: the main script's and RunTimers' scopes are bare InternalCallbackScopes that nothing marks failed; write `close`",
+            ),
+            Refusal::ExceptionInFlight(op) => write!(
+                f,
+                "`{op}`: the exception the bare make-callback's callback threw is in flight in the JavaScript that called the addon; the next op is `catch` (that JavaScript catches it) or `uncaught-exception handled|unhandled` (it goes on to be reported)"
+            ),
+            Refusal::NothingToCatch => f.write_str(
+                "catch: no exception is in flight (catch follows the `close threw` of a bare make-callback whose exception came back to its caller)",
+            ),
+            Refusal::BareThrowGoesToCaller => f.write_str(
+                "uncaught-exception in a bare make-callback called from JavaScript: what its callback throws leaves it through node::MakeCallback to the caller; write `close threw`, then `catch` or `uncaught-exception` in the caller",
+            ),
+            Refusal::BareThrowFromEventLoop => f.write_str(
+                "close threw of a bare make-callback with no JavaScript below it (from the event loop): V8 reports the exception at once, while its entry is pushed; write `uncaught-exception` in it first",
+            ),
+            Refusal::BareMakeCallbackWithAbort => f.write_str(
+                "a bare make-callback with --abort-on-uncaught-exception: whether V8 aborts at a throw above it depends on whether the JavaScript that called it has a try (V8's catch prediction walks through node::MakeCallback into it), which the trace does not say; not described",
             ),
             Refusal::HeaderAfterStart(op) => write!(
                 f,
@@ -309,6 +339,8 @@ impl Refusal<'_> {
     pub fn is_about_arguments(&self) -> bool {
         match self {
             Refusal::BareScopeThrew
+            | Refusal::BareThrowFromEventLoop
+            | Refusal::BareMakeCallbackWithAbort
             | Refusal::GlobalOnV20(_)
             | Refusal::MakeCallbackGlobal
             | Refusal::MakeCallbackFlags
@@ -325,6 +357,9 @@ impl Refusal<'_> {
             | Refusal::ThrowInListener(_)
             | Refusal::ListenerOnlyAtNativeScope(_)
             | Refusal::HeaderAfterStart(_)
+            | Refusal::ExceptionInFlight(_)
+            | Refusal::NothingToCatch
+            | Refusal::BareThrowGoesToCaller
             | Refusal::ChecksAlreadyOff
             | Refusal::VersionAlreadyNamed(_)
             | Refusal::NoRejectedPromise
@@ -373,6 +408,13 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(super) fn enabled_with<'op>(&self, op: &'op Op, facts: Facts) -> Result<(), Refusal<'op>> {
         if self.exited {
             return Err(Refusal::Exited);
+        }
+        let handles_exception = matches!(
+            op,
+            Op::Catch | Op::UncaughtException { .. } | Op::UncaughtExceptionListener
+        );
+        if self.exception_in_flight && !handles_exception {
+            return Err(Refusal::ExceptionInFlight(op));
         }
         if let Some(Frame::Native(scope)) = self.frames.last() {
             let ends_it = matches!(op, Op::CloseScope { .. } | Op::Stop | Op::ResetGlobal(_));

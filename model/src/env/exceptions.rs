@@ -4,7 +4,7 @@ use super::callback_scope::InternalCallbackScope;
 use super::microtasks::RunningMicrotask;
 use super::ticks::TickRun;
 use super::{not_in_family, AsyncIdStack, Died, Environment, Frame, Refusal};
-use crate::vocab::{Observation, Op, OpKind, ResourceView, SIGTRAP};
+use crate::vocab::{Observation, Op, OpKind, ResourceView, ScopeKind, SIGTRAP};
 
 impl<S: AsyncIdStack> Environment<S> {
     /// When `uncaught-exception` can happen, beyond what
@@ -18,7 +18,16 @@ impl<S: AsyncIdStack> Environment<S> {
             op,
             Op::UncaughtException { .. } | Op::UncaughtExceptionListener
         );
+        let bare =
+            |f: &Frame<S>| matches!(f, Frame::Native(s) if s.kind == ScopeKind::BareMakeCallback);
         match op {
+            Op::Catch if !self.exception_in_flight => Err(Refusal::NothingToCatch),
+            Op::Catch => Ok(()),
+            // A bare make-callback called from JavaScript has JavaScript
+            // below it; only from the event loop is nothing there.
+            _ if throws && self.frames.last().is_some_and(bare) && self.frames.len() > 1 => {
+                Err(Refusal::BareThrowGoesToCaller)
+            }
             _ if throws && self.frames.iter().any(|f| matches!(f, Frame::Listener)) => {
                 Err(Refusal::ThrowInListener(op))
             }
@@ -55,7 +64,10 @@ impl<S: AsyncIdStack> Environment<S> {
         if let Op::UncaughtException { .. } | Op::UncaughtExceptionListener = op {
             self.abort_at_throw()?;
         }
+        // What was in flight is caught, or is the exception reported now.
+        self.exception_in_flight = false;
         match op {
+            Op::Catch => Ok(()),
             Op::UncaughtExceptionListener => {
                 self.mark_reporting_scope();
                 self.emit_uncaught_exception(true)?;

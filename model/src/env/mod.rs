@@ -239,6 +239,12 @@ pub struct Environment<S: AsyncIdStack> {
     pub heap: Tracked<resources::Heap>,
     /// `Environment::is_stopping()`; also `!can_call_into_js()`.
     pub is_stopping: bool,
+    /// The exception a bare make-callback's callback threw came back to the
+    /// JavaScript that called the addon (`close threw` of a
+    /// [`ScopeKind::BareMakeCallback`](crate::vocab::ScopeKind)), and no
+    /// JavaScript has caught it yet: the next op is `catch` or
+    /// `uncaught-exception`.
+    pub exception_in_flight: bool,
     /// `env->destroy_async_id_list()`: ids queued for the destroy hooks.
     pub destroy_async_id_list: Tracked<Vec<i64>>,
     /// A terminal observation was seen.
@@ -295,6 +301,7 @@ impl<S: AsyncIdStack> Environment<S> {
             async_callback_scope_depth: 0,
             heap: Tracked::default(),
             is_stopping: false,
+            exception_in_flight: false,
             destroy_async_id_list: Tracked::default(),
             exited: false,
             ops_applied: 0,
@@ -329,6 +336,17 @@ impl<S: AsyncIdStack> Environment<S> {
         main.main_script = true;
         env.frames.push(Frame::Native(main));
         env
+    }
+
+    /// The next op of a program that unwinds normally from here: `catch`
+    /// while an exception is in flight (the caller of a bare make-callback
+    /// catches it), else the innermost frame's [`Frame::ending_op`]; `None`
+    /// with no frame open.
+    pub fn unwinding_op(&self) -> Option<Op> {
+        if self.exception_in_flight {
+            return Some(Op::Catch);
+        }
+        Some(self.frames.last()?.ending_op())
     }
 
     /// An environment inside the main script of a node of `version`: the

@@ -194,6 +194,11 @@ pub enum Observation {
         /// `--abort-on-uncaught-exception`: `ABORT_NO_BACKTRACE()`, not `Exit(1)`.
         abort: bool,
     },
+    /// The exception a bare make-callback's callback threw is gone: on
+    /// Node 26, through `callbackTrampoline`, `pop_async_context` calls
+    /// into V8 with it pending and V8 clears it, so the addon returns to
+    /// its JavaScript caller normally (docs/node-findings.md F8).
+    ExceptionLost,
     /// Terminal: a `CHECK` failed and the process aborted.
     CheckFailed(FailedCheck),
     /// Terminal: the process exited with this code (an unhandled exception).
@@ -379,6 +384,7 @@ impl fmt::Display for Observation {
                 "Error: async hook stack has become corrupted (actual: {actual}, expected: {expected}); {}",
                 if *abort { "abort (SIGABRT)" } else { "exit 1" }
             ),
+            Observation::ExceptionLost => f.write_str("exception lost"),
             Observation::CheckFailed(c) => write!(f, "CHECK failed: {c:?}; abort"),
             Observation::Exit(code) => write!(f, "exit {code}"),
             Observation::Aborted(signal) => write!(

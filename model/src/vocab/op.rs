@@ -151,6 +151,11 @@ pub enum Op {
     },
     /// `clearAsyncIdStack()` (internal; `AsyncHooks::clear_async_id_stack`).
     ClearAsyncIdStack,
+    /// The caller's JavaScript catches the exception in flight: the one a
+    /// bare make-callback's callback threw, which `node::MakeCallback`
+    /// handed back to the JavaScript that called the addon (`close threw`;
+    /// docs/node-findings.md F8). Nothing observable.
+    Catch,
     /// As `uncaught-exception handled`, and the program's
     /// `uncaughtException` listener does things: the ops that follow run in
     /// it, where the handler emits the event, up to `end-listener`.
@@ -483,6 +488,8 @@ op_kinds! {
     DefaultTriggerAsyncId = "default-trigger-async-id" => js(Js),
     NewAsyncId = "new-async-id" => js(Js),
     UncaughtException = "uncaught-exception" => js(Exceptions),
+    // Issue 55: what a bare make-callback hands back to its caller.
+    Catch = "catch" => js(Exceptions),
     ClearAsyncIdStack = "clear-async-id-stack" => js(Js),
     Stop = "stop" => native(Process),
     EntryModule = "entry-module" => header(Process),
@@ -611,6 +618,7 @@ impl Op {
             Op::NewAsyncId => OpKind::NewAsyncId,
             Op::UncaughtException { .. } => OpKind::UncaughtException,
             Op::ClearAsyncIdStack => OpKind::ClearAsyncIdStack,
+            Op::Catch => OpKind::Catch,
             Op::Stop => OpKind::Stop,
             Op::NextTickBody => OpKind::NextTickBody,
             Op::EndTick => OpKind::EndTick,
@@ -718,6 +726,7 @@ impl Op {
             | Op::NewAsyncId
             | Op::UncaughtException { .. }
             | Op::ClearAsyncIdStack
+            | Op::Catch
             | Op::Stop
             | Op::NodeVersion(_)
             | Op::AlsRun { .. }
@@ -896,6 +905,7 @@ impl fmt::Display for Op {
             | Op::DefaultTriggerAsyncId
             | Op::NewAsyncId
             | Op::ClearAsyncIdStack
+            | Op::Catch
             | Op::Stop
             | Op::NextTickBody
             | Op::EndTick
@@ -1042,6 +1052,7 @@ impl Op {
                 Op::UncaughtException { handled }
             }
             OpKind::ClearAsyncIdStack => Op::ClearAsyncIdStack,
+            OpKind::Catch => Op::Catch,
             OpKind::Stop => Op::Stop,
             OpKind::NodeVersion => {
                 const WHAT: &str = "a node version (20 or 26)";

@@ -316,6 +316,24 @@ function uncaught(handled) {
 // catches it (the addon's TryCatch swallows it).
 class Thrown extends Error {}
 
+// A bare make-callback: node::MakeCallback with no TryCatch between it and
+// this JS. What its callback throws (`close threw`) comes back here as an
+// exception, which the next op catches (`catch`: nothing to do) or lets go
+// on (`uncaught-exception`, which throws anew from here), or it is lost: the
+// call returns normally (Node 26 through callbackTrampoline,
+// docs/node-findings.md F8), which is what the program sees.
+function bareMakeCallback(t, f) {
+  let back = false;
+  try {
+    addon.bareMakeCallback(I(+t[1]), I(+t[2]), R(num(t[3])), () => frame(f));
+  } catch (e) {
+    if (!(e instanceof Thrown)) throw e;
+    back = true;
+  }
+  takeClose(f);
+  if (f.threw && !back) see('exception lost');
+}
+
 // N-API callback scopes (`close-outer`): the Node-API module (napi.cc),
 // loaded by runTrace when the trace needs it, makes the async contexts and
 // hands out its napi_env; the addon opens and closes the scopes with it.
@@ -626,6 +644,9 @@ function plain(i, t, self) {
       throw new Error('scopecheck: uncaught exception');
     }
     case 'clear-async-id-stack': iah.clearAsyncIdStack(); break;
+    // The exception a bare make-callback handed back: bareMakeCallback()
+    // has caught it already.
+    case 'catch': break;
     case 'reset-global': addon.resetGlobal(num(t[1])); break;
     case 'async-resource': captureFrame(num(t[1])); break;
     case 'napi-async-init': napiAsyncInit(plan.ids[i], num(t[1])); break;
@@ -681,9 +702,15 @@ function frameOps(self) {
         break;
       case 'make-callback': {
         const f = record('make-callback');
-        // `bare`: the addon holds no TryCatch of its own.
-        const call = t.includes('bare') ? addon.bareMakeCallback : addon.makeCallback;
-        call(I(+t[1]), I(+t[2]), R(num(t[3])), () => frame(f));
+        // `bare`: the addon holds no TryCatch of its own and this JS is its
+        // caller. From the event loop there is no JS below to be its caller:
+        // V8 reports the exception at once, as through the addon's
+        // TryCatch made verbose (`uncaught-exception`, reportUncaught).
+        if (t.includes('bare') && self.kind !== 'event loop') {
+          bareMakeCallback(t, f);
+          break;
+        }
+        addon.makeCallback(I(+t[1]), I(+t[2]), R(num(t[3])), () => frame(f));
         takeClose(f);
         break;
       }
@@ -734,6 +761,7 @@ function frameOps(self) {
         // `close threw` on a make-callback: the callback throws into its
         // caller. (A callback-scope's is already failed by its TryCatch.)
         if (t[1] === 'threw' && (self.kind === 'make-callback' || self.kind === 'napi-make-callback')) {
+          self.threw = true;
           throw new Thrown('close threw');
         }
         return;

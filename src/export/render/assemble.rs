@@ -150,6 +150,17 @@ impl<S: AsyncIdStack> Writer<S> {
             );
             d(&format!("let {};", unbound.join(", ")), &mut decls);
         }
+        if self.lost > 0 {
+            d(
+                "// What a bare make-callback's callback throws is lost here: each such",
+                &mut decls,
+            );
+            d(
+                "// callback counts its end, so that an assertion failing in it is not lost.",
+                &mut decls,
+            );
+            d("let callbackEnds = 0;", &mut decls);
+        }
         if !self.hooks.is_empty() {
             d("// Each hook call: [hook, callback, ...arguments, executionAsyncId(), triggerAsyncId()].", &mut decls);
         }
@@ -498,7 +509,7 @@ pub(super) fn parent_checks(
             None,
             format!("Assertion failed: {}", regex_escape(check_text(*c))),
         ),
-        Ending::Uncaught => (Some("1"), "Error: uncaught".to_string()),
+        Ending::Uncaught(message) => (Some("1"), format!("Error: {message}")),
         // The thrown error's message is the test's own (`uncaught`, or `the
         // callback throws` out of a make-callback).
         Ending::Aborted(_) => (None, "Uncaught Error: ".to_string()),

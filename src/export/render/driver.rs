@@ -59,6 +59,9 @@ pub fn render<S: AsyncIdStack>(
         abort_on_uncaught: false,
         ending: None,
         main_threw_at: None,
+        bare_call: None,
+        in_flight: false,
+        lost: 0,
         rejects: false,
         rejections_seen: 0,
         made: BTreeSet::new(),
@@ -200,7 +203,11 @@ pub fn render<S: AsyncIdStack>(
             let beat = Item::Line("process._rawDebug('heartbeat: still alive');".to_string());
             w.blocks[mark.0].items.insert(mark.1, beat);
         }
+        if w.in_flight {
+            w.end_in_flight(i, mark)?;
+        }
         w.answer(i, op, &written)?;
+        w.in_flight = false;
         let into_microtask = w.threw_in_microtask.is_some();
         w.follow_frames(i, op, frames_before)?;
         // The native scope the exception was reported in can run no more

@@ -163,7 +163,7 @@ pub enum Ending {
     /// A `CHECK` failed: SIGABRT and `Assertion failed: TEXT`.
     Check(FailedCheck),
     /// An unhandled exception: exit 1 with its message.
-    Uncaught,
+    Uncaught(&'static str),
     /// Under `--abort-on-uncaught-exception`: an uncaught exception that
     /// aborts with this signal (V8's `SIGTRAP`, or node's `SIGABRT` where
     /// JavaScript reports it), after Node printed `Uncaught Error: ...`.
@@ -330,6 +330,18 @@ struct Writer<S: AsyncIdStack> {
     ending: Option<Ending>,
     /// Where the main script threw (its block and item index).
     main_threw_at: Option<usize>,
+    /// The call of the bare make-callback whose callback threw at the last
+    /// `close threw` (block, item index): what follows says how it is
+    /// written (the exception lost, `catch`, or `uncaught-exception`).
+    bare_call: Option<(usize, usize)>,
+    /// The op being written reports the exception that bare make-callback
+    /// handed back: its lines go into the callback, before its throw
+    /// ([`Writer::end_in_flight`]).
+    in_flight: bool,
+    /// How many bare make-callbacks' exceptions Node lost so far: each such
+    /// callback counts its end (`callbackEnds`), so that an assertion that
+    /// fails in it, lost with it, still fails the test.
+    lost: usize,
     /// The test rejects a promise it never handles (`promise-reject`).
     rejects: bool,
     /// How many rejections its `unhandledRejection` listener sees.

@@ -183,6 +183,9 @@ impl<S: AsyncIdStack> Writer<S> {
     ) -> Result<(), NotWritten> {
         for o in observations {
             match o {
+                // Node 26 loses what the bare make-callback's callback
+                // threw: its call returns.
+                Observation::ExceptionLost => self.lost_exception(i)?,
                 Observation::ExecutionAsyncId(id) => {
                     self.from_async_hooks.insert("executionAsyncId");
                     self.push(format!(
@@ -363,7 +366,14 @@ impl<S: AsyncIdStack> Writer<S> {
                     if matches!(op, Op::UncaughtException { .. })
                         || self.module_rejection_unhandled =>
                 {
-                    self.ending = Some(Ending::Uncaught)
+                    // The exception a bare make-callback handed back, or
+                    // the op's own throw.
+                    let message = if self.in_flight {
+                        "the callback throws"
+                    } else {
+                        "uncaught"
+                    };
+                    self.ending = Some(Ending::Uncaught(message))
                 }
                 Observation::Exit(code) => {
                     return refuse(

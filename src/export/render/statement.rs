@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// What a make-callback's callback throws (`close threw`).
+const THROWS: &str = "throw new Error('the callback throws');";
+
 impl<S: AsyncIdStack> Writer<S> {
     /// A scheduled callback (tick or microtask) block, opened here.
     pub(super) fn schedule(&mut self, head: &str) -> usize {
@@ -48,6 +51,80 @@ impl<S: AsyncIdStack> Writer<S> {
             dead: false,
             scope_args: None,
         });
+    }
+
+    /// The bare make-callback's call whose callback threw last
+    /// (`bare_call`), written as `{prefix}binding.bareMakeCallback(...` and
+    /// closed by `tail`: `assert.throws(() => ` where the caller catches
+    /// the exception, `assert.strictEqual(` where Node loses it.
+    pub(super) fn rewrite_bare_call(
+        &mut self,
+        i: usize,
+        prefix: &str,
+        tail: &str,
+    ) -> Result<(), NotWritten> {
+        let Some((block, at)) = self.bare_call.take() else {
+            return refuse(i, "no bare make-callback's call threw before it");
+        };
+        if let Item::Call { parts, tail: t } = &mut self.blocks[block].items[at] {
+            if let Some((head, _)) = parts.first_mut() {
+                *head = format!("{prefix}{head}");
+            }
+            *t = tail.to_string();
+        }
+        Ok(())
+    }
+
+    /// Node lost the exception of the bare make-callback's callback: its
+    /// call returns `undefined`, and the callback counts its end just
+    /// before its throw (`callbackEnds`), which the line after the call
+    /// checks: an assertion failing in it would be lost with it.
+    pub(super) fn lost_exception(&mut self, i: usize) -> Result<(), NotWritten> {
+        let Some((block, at)) = self.bare_call else {
+            return refuse(i, "no bare make-callback's call threw before it");
+        };
+        let Item::Call { parts, .. } = &self.blocks[block].items[at] else {
+            return refuse(i, "the bare make-callback's call is not a call");
+        };
+        let body = parts[0].1;
+        let Some(throw_at) = (self.blocks[body].items.iter())
+            .rposition(|item| matches!(item, Item::Line(l) if l == THROWS))
+        else {
+            return refuse(i, "the bare make-callback's callback does not throw");
+        };
+        self.lost += 1;
+        let count = Item::Line("callbackEnds++;".to_string());
+        self.blocks[body].items.insert(throw_at, count);
+        let check = format!("assert.strictEqual(callbackEnds, {});", self.lost);
+        self.blocks[block].items.insert(at + 1, Item::Line(check));
+        self.rewrite_bare_call(i, "assert.strictEqual(", "})), undefined);")
+    }
+
+    /// After an op that reports the exception a bare make-callback handed
+    /// back (`uncaught-exception` with it in flight): the lines the op wrote
+    /// from `(block, from)` on, its ids' anchor first, go into that
+    /// make-callback's callback, before its throw, where the exception
+    /// starts (a listener installed after the call would come too late).
+    pub(super) fn end_in_flight(
+        &mut self,
+        i: usize,
+        (block, from): (usize, usize),
+    ) -> Result<(), NotWritten> {
+        let Some((call_block, at)) = self.bare_call.take() else {
+            return refuse(i, "no bare make-callback's call threw before it");
+        };
+        let Item::Call { parts, .. } = &self.blocks[call_block].items[at] else {
+            return refuse(i, "the bare make-callback's call is not a call");
+        };
+        let body = parts[0].1;
+        let lines: Vec<Item> = self.blocks[block].items.drain(from..).collect();
+        let Some(throw_at) = (self.blocks[body].items.iter())
+            .rposition(|item| matches!(item, Item::Line(l) if l == THROWS))
+        else {
+            return refuse(i, "the bare make-callback's callback does not throw");
+        };
+        self.blocks[body].items.splice(throw_at..throw_at, lines);
+        Ok(())
     }
 
     /// `close-outer K`: the scope it deletes is opened on the heap
@@ -166,6 +243,12 @@ impl<S: AsyncIdStack> Writer<S> {
             Op::PromiseCatch => {
                 return refuse(i, "promise-catch is not written into a test yet")
             }
+            // The caller catches what the bare make-callback handed back.
+            Op::Catch => self.rewrite_bare_call(
+                i,
+                "assert.throws(() => ",
+                "})), { message: 'the callback throws' });",
+            )?,
             Op::SetTimeout => self.set_timeout(),
             Op::Timer => self.timer(i)?,
             Op::ClearTimeout(id) => self.clear_timeout(i, *id)?,
@@ -198,6 +281,13 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.resources.insert(resource.id.0);
                 let (f, key) = match kind {
                     ScopeKind::MakeCallback => ("makeCallback", String::new()),
+                    // From the event loop no JavaScript is below it: V8
+                    // reports what its callback throws at once, as the
+                    // addon's TryCatch made verbose does
+                    // (`binding.reportUncaught()`).
+                    ScopeKind::BareMakeCallback if self.a.frames.is_empty() => {
+                        ("makeCallback", String::new())
+                    }
                     ScopeKind::BareMakeCallback => ("bareMakeCallback", String::new()),
                     _ if global => ("globalCallbackScope", format!(", {}", resource.id.0)),
                     _ => ("callbackScope", String::new()),
@@ -218,9 +308,16 @@ impl<S: AsyncIdStack> Writer<S> {
             }
             Op::CloseScope { threw } => {
                 let make_callback = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind.makes_callback() && !s.threw);
+                let bare = matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::BareMakeCallback)
+                    && self.a.frames.len() > 1;
                 if make_callback && *threw {
-                    // The addon's TryCatch takes it; the scope is marked failed.
-                    self.push("throw new Error('the callback throws');");
+                    // The addon's TryCatch takes it (the scope is marked
+                    // failed), or with no TryCatch (bare) it goes to the
+                    // caller, or is lost: what follows rewrites the call.
+                    self.push(THROWS);
+                    if bare {
+                        self.bare_call = self.frames.last().and_then(|f| f.call);
+                    }
                 } else if make_callback {
                     // What the callback returns comes back from
                     // node::MakeCallback only if it ran to its end: an
@@ -435,6 +532,10 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.push("Promise.reject(new Error('rejected'));");
             }
             Op::UncaughtException { handled } => {
+                // The exception a bare make-callback handed back goes on
+                // from its call: what the op writes goes into its callback,
+                // before the throw.
+                self.in_flight = self.a.exception_in_flight;
                 let leaves_body = (self.a.catching_microtask())
                     .is_some_and(|m| self.a.frames[m].is_module_body());
                 if leaves_body && self.has_top_level_await() != self.a.microtasks.module_top_level_await {
@@ -443,11 +544,12 @@ impl<S: AsyncIdStack> Writer<S> {
                 self.body_threw |= leaves_body;
                 self.module_rejection_unhandled |= leaves_body && !handled;
                 match self.a.frames.last() {
-                    Some(Frame::Native(s))
-                        if s.kind == ScopeKind::MakeCallback && !s.main_script =>
+                    Some(Frame::Native(s)) if s.kind.makes_callback() && !s.main_script =>
                     {
                         // As the conformance addon does it: the addon's
-                        // TryCatch reports what the callback throws.
+                        // TryCatch reports what the callback throws (a bare
+                        // one's only from the event loop: the model refuses
+                        // it elsewhere).
                         self.push("// Reported as uncaught while the MakeCallback scope is open, as for a");
                         self.push("// MakeCallback made from the event loop.");
                         self.push("binding.reportUncaught();");
@@ -464,7 +566,9 @@ impl<S: AsyncIdStack> Writer<S> {
                         }) = job
                         {
                             self.rejects = true;
-                            self.push("throw new Error('rejects the derived promise');");
+                            if !self.in_flight {
+                                self.push("throw new Error('rejects the derived promise');");
+                            }
                             return Ok(());
                         }
                         // Into a queueMicrotask callback: reported once the
@@ -483,12 +587,17 @@ impl<S: AsyncIdStack> Writer<S> {
                 if self.frames.len() == 1
                     && matches!(self.a.frames.last(), Some(Frame::Native(s)) if s.main_script)
                 {
-                    self.main_threw_at = Some(self.blocks[0].items.len());
+                    self.main_threw_at = Some(match (self.in_flight, self.bare_call) {
+                        (true, Some((_, at))) => at,
+                        _ => self.blocks[0].items.len(),
+                    });
                 }
                 if *handled {
                     self.push("process.once('uncaughtException', common.mustCall());");
                 }
-                self.push("throw new Error('uncaught');");
+                if !self.in_flight {
+                    self.push("throw new Error('uncaught');");
+                }
             }
             Op::UncaughtExceptionListener | Op::EndListener => {
                 return refuse(
