@@ -182,11 +182,11 @@ impl<S: AsyncIdStack> Environment<S> {
                 Err(Refusal::BareScopeThrew)
             }
             Op::CloseScope { threw: true } if self.bare_throw_pending() => {
-                if self.frames.len() == 1 {
+                if self.js_below_innermost() {
+                    Ok(())
+                } else {
                     // From the event loop: no JavaScript below to take it.
                     Err(Refusal::BareThrowFromEventLoop)
-                } else {
-                    Ok(())
                 }
             }
             Op::CloseScope { .. } => self.innermost_is(OpKind::CloseScope, |f| {
@@ -272,6 +272,14 @@ impl<S: AsyncIdStack> Environment<S> {
     /// thrown yet: a `close threw` now is its callback's throw.
     fn bare_throw_pending(&self) -> bool {
         matches!(self.frames.last(), Some(Frame::Native(s)) if s.kind == ScopeKind::BareMakeCallback && !s.threw)
+    }
+
+    /// JavaScript runs below the innermost frame, to take what it throws:
+    /// a frame below it, and a native scope open besides its own (after a
+    /// `close-outer` the frames below may have none left, as from the
+    /// event loop).
+    pub(super) fn js_below_innermost(&self) -> bool {
+        self.frames.len() > 1 && self.async_callback_scope_depth > 1
     }
 
     /// `node::CallbackScope` (a `Local<Object>` or a `Global<Object>*`

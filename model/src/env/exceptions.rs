@@ -25,7 +25,7 @@ impl<S: AsyncIdStack> Environment<S> {
             Op::Catch => Ok(()),
             // A bare make-callback called from JavaScript has JavaScript
             // below it; only from the event loop is nothing there.
-            _ if throws && self.frames.last().is_some_and(bare) && self.frames.len() > 1 => {
+            _ if throws && self.frames.last().is_some_and(bare) && self.js_below_innermost() => {
                 Err(Refusal::BareThrowGoesToCaller)
             }
             _ if throws && self.frames.iter().any(|f| matches!(f, Frame::Listener)) => {
