@@ -192,6 +192,34 @@ fn an_impossible_op_is_an_error_at_its_line() {
 }
 
 #[test]
+fn a_trace_claiming_the_other_line_for_a_bare_throw_is_refused_at_its_line() {
+    // Where a bare make-callback's exception goes is the model's to say,
+    // per line (docs/node-findings.md F8): through the trampoline Node 26
+    // loses it, so a `catch` after it claims v20's outcome; v20 hands it
+    // back, so JavaScript that goes on without `catch` claims Node 26's.
+    let lines = "create-hook H1 before\nenable-hook H1\nmake-callback 5 1 R1 bare\nclose threw\n";
+    for (version, next, says) in [
+        ("26", "catch\n", "catch: no exception is in flight"),
+        (
+            "20",
+            "execution-async-id\n",
+            "is in flight in the JavaScript",
+        ),
+    ] {
+        let name = format!("bare-throw-{version}");
+        let path = trace_file(&name, &format!("node-version {version}\n{lines}{next}"));
+        let out = run(&path, false);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "stderr {stderr}");
+        let prefix = format!("error: {}:6:1: impossible op: ", path.display());
+        assert!(stderr.starts_with(&prefix), "{stderr:?}");
+        assert!(stderr.contains(says), "{stderr}");
+        let lost = text(&out.stdout).contains("=> exception lost");
+        assert_eq!(lost, version == "26", "{}", text(&out.stdout));
+    }
+}
+
+#[test]
 fn an_unreadable_file_exits_2() {
     let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_run/no-such-file.trace");
     let out = run(&missing, false);

@@ -207,7 +207,7 @@ impl fmt::Display for Refusal<'_> {
                 "`{op}`: the exception the bare make-callback's callback threw is in flight in the JavaScript that called the addon; the next op is `catch` (that JavaScript catches it) or `uncaught-exception handled|unhandled` (it goes on to be reported)"
             ),
             Refusal::NothingToCatch => f.write_str(
-                "catch: no exception is in flight (catch follows the `close threw` of a bare make-callback whose exception came back to its caller)",
+                "catch: no exception is in flight (catch follows the `close threw` of a bare make-callback whose exception came back to its caller; Node 26 loses one whose close shortened the JS resource array, as after the trampoline: `=> exception lost`, docs/node-findings.md F8)",
             ),
             Refusal::BareThrowGoesToCaller => f.write_str(
                 "uncaught-exception in a bare make-callback called from JavaScript: what its callback throws leaves it through node::MakeCallback to the caller; write `close threw`, then `catch` or `uncaught-exception` in the caller",
