@@ -28,6 +28,51 @@ fn the_bench_addon_builds_and_one_short_run_of_each_kind_measures() {
     }
 }
 
+/// Each set-up of issue 56 does what its table says, on each binary: a
+/// `MakeCallback` (`node::MakeCallback`, or `AsyncResource::MakeCallback`)
+/// runs through `callbackTrampoline` after a before/after hook is enabled,
+/// never after an init hook alone or one `executionAsyncResource()` call
+/// alone (only `enableHooks()` installs the trampoline), and after
+/// `AsyncLocalStorage.enterWith` on v20 only (an init hook and
+/// kUsesExecutionAsyncResource there; nothing on Node 26); a plain
+/// `Function::Call` never does.
+#[test]
+fn each_variant_runs_the_trampoline_where_its_fields_say() {
+    use runner::Variant;
+    for h in binaries::all() {
+        let dir = binaries::build_dir();
+        let bench = Bench::prepare(&h.node, Some(&h.headers), &dir, Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("{}: {e}", h.node_version));
+        let v20 = h.node_version.starts_with("v20.");
+        for (variant, expected) in [
+            (Variant::None, false),
+            (Variant::HookInit, false),
+            (Variant::HookBeforeAfter, true),
+            (Variant::Ear, false),
+            (Variant::Als, v20),
+        ] {
+            for (kind, through) in [
+                (Kind::MakeCallback, expected),
+                (Kind::AsyncResource, expected),
+                (Kind::Call, false),
+            ] {
+                let s = bench.run_variant(kind, variant, 1000).unwrap_or_else(|e| {
+                    panic!("{} {} {}: {e}", h.node_version, kind.name(), variant.name())
+                });
+                assert_eq!(
+                    s.trampoline,
+                    through,
+                    "{} {} {}",
+                    h.node_version,
+                    kind.name(),
+                    variant.name()
+                );
+                assert_eq!(s.calls, 1000, "{s:?}");
+            }
+        }
+    }
+}
+
 /// `scopecheck bench` with one binary as both old and new, 2 runs of 20 000
 /// calls: the table has a row per kind, each figure a number (the
 /// improvement one, the times per call positive); one `--node` alone is a

@@ -54,6 +54,52 @@ impl Kind {
     }
 }
 
+/// What a run sets up before its calls (issue 56): the fields of
+/// `async_hook_fields` it makes non-zero decide whether the pull request's
+/// lazy path can apply (no hook enabled, `executionAsyncResource()` never
+/// called) and whether `callbackTrampoline` runs each `MakeCallback`
+/// (a hook enabled, and `kBefore + kAfter + kUsesExecutionAsyncResource >
+/// 0`): a second, separate cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Variant {
+    /// Nothing: Node's benchmark as it is.
+    None,
+    /// `createHook({ init() {} }).enable()`: kInit and kTotals.
+    HookInit,
+    /// `createHook({ before() {}, after() {} }).enable()`: kBefore and
+    /// kAfter, so the trampoline.
+    HookBeforeAfter,
+    /// One `executionAsyncResource()` call: kUsesExecutionAsyncResource
+    /// (no trampoline: only `enableHooks()` installs it).
+    Ear,
+    /// `new AsyncLocalStorage().enterWith({})`: on v20 an init hook and
+    /// kUsesExecutionAsyncResource (so the trampoline); on Node 26 nothing
+    /// (its AsyncLocalStorage is built on the AsyncContextFrame).
+    Als,
+}
+
+impl Variant {
+    /// Every variant, `none` first.
+    pub const ALL: [Variant; 5] = [
+        Variant::None,
+        Variant::HookInit,
+        Variant::HookBeforeAfter,
+        Variant::Ear,
+        Variant::Als,
+    ];
+
+    /// Its name on the command line and in the program.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::None => "none",
+            Variant::HookInit => "hook-init",
+            Variant::HookBeforeAfter => "hook-before-after",
+            Variant::Ear => "ear",
+            Variant::Als => "als",
+        }
+    }
+}
+
 /// What one run measured, inside the node process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sample {
@@ -65,6 +111,9 @@ pub struct Sample {
     /// The process's CPU time (user + system) over the same span, in
     /// microseconds (`process.cpuUsage()`).
     pub cpu_us: u64,
+    /// A call made before the timed ones, in the same set-up, ran through
+    /// `callbackTrampoline` (its function's stack has that frame).
+    pub trampoline: bool,
 }
 
 impl Sample {
@@ -133,19 +182,37 @@ pub fn parse_i_refs(stderr: &str) -> Option<u64> {
     })
 }
 
-/// The program of one run: arguments `ADDON N KIND`; one JSON line.
+/// The program of one run: arguments `ADDON N KIND VARIANT`; one JSON
+/// line. The variant's set-up first, then one call outside the timing that
+/// reads its own stack for a `callbackTrampoline` frame, then the timed
+/// calls of Node's benchmark.
 const PROGRAM: &str = r#"'use strict';
-const [addonPath, n, kind] = process.argv.slice(-3);
+const [addonPath, n, kind, variant] = process.argv.slice(-4);
 const addon = require(addonPath);
+const asyncHooks = require('async_hooks');
+const setUp = {
+  'none': () => {},
+  'hook-init': () => asyncHooks.createHook({ init() {} }).enable(),
+  'hook-before-after': () => asyncHooks.createHook({ before() {}, after() {} }).enable(),
+  'ear': () => asyncHooks.executionAsyncResource(),
+  'als': () => new asyncHooks.AsyncLocalStorage().enterWith({}),
+};
+setUp[variant]();
 const calls = Number(n);
-const cpu0 = process.cpuUsage();
-const t0 = process.hrtime.bigint();
-addon.run(calls, () => {}, () => {
-  const wall = process.hrtime.bigint() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  process.stdout.write(JSON.stringify({
-    calls, wall_ns: String(wall), cpu_us: cpu.user + cpu.system,
-  }) + '\n');
+let trampoline = false;
+const probe = () => {
+  trampoline = /callbackTrampoline/.test(new Error().stack);
+};
+addon.run(1, probe, () => {
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  addon.run(calls, () => {}, () => {
+    const wall = process.hrtime.bigint() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    process.stdout.write(JSON.stringify({
+      calls, wall_ns: String(wall), cpu_us: cpu.user + cpu.system, trampoline,
+    }) + '\n');
+  }, Number(kind));
 }, Number(kind));
 "#;
 
@@ -194,10 +261,21 @@ impl Bench {
         Ok(bench)
     }
 
-    /// One run of `n` calls of `kind` in a fresh node process.
+    /// One run of `n` calls of `kind` in a fresh node process (Node's
+    /// benchmark: [`Variant::None`]).
     pub fn run(&self, kind: Kind, n: u64) -> Result<Sample, ConformError> {
+        self.run_variant(kind, Variant::None, n)
+    }
+
+    /// [`Bench::run`] after the set-up of `variant`.
+    pub fn run_variant(
+        &self,
+        kind: Kind,
+        variant: Variant,
+        n: u64,
+    ) -> Result<Sample, ConformError> {
         let mut command = Command::new(&self.node);
-        self.program(&mut command, kind, n);
+        self.program(&mut command, kind, variant, n);
         self.child(&mut command, kind, n).map(|(_, sample)| sample)
     }
 
@@ -206,7 +284,7 @@ impl Bench {
     pub fn instructions(&self, valgrind: &Path, kind: Kind, n: u64) -> Result<u64, ConformError> {
         let mut command = Command::new(valgrind);
         command.args(CACHEGRIND).arg(&self.node).arg(PREDICTABLE);
-        self.program(&mut command, kind, n);
+        self.program(&mut command, kind, Variant::None, n);
         let (out, _) = self.child(&mut command, kind, n)?;
         let stderr = String::from_utf8_lossy(&out.stderr);
         parse_i_refs(&stderr)
@@ -237,13 +315,15 @@ impl Bench {
         Ok((twice - once) as f64 / n as f64)
     }
 
-    /// `node -e PROGRAM -- ADDON N KIND`'s arguments, after `command`'s.
-    fn program(&self, command: &mut Command, kind: Kind, n: u64) {
+    /// `node -e PROGRAM -- ADDON N KIND VARIANT`'s arguments, after
+    /// `command`'s.
+    fn program(&self, command: &mut Command, kind: Kind, variant: Variant, n: u64) {
         command
             .args(["-e", PROGRAM, "--"])
             .arg(&self.addon)
             .arg(n.to_string())
-            .arg(kind.code().to_string());
+            .arg(kind.code().to_string())
+            .arg(variant.name());
     }
 
     /// A failed run, with what it printed.
@@ -293,12 +373,16 @@ impl Bench {
         let calls = v["calls"].as_u64();
         let wall_ns = v["wall_ns"].as_str().and_then(|s| s.parse::<u64>().ok());
         let cpu_us = v["cpu_us"].as_u64();
-        match (calls, wall_ns, cpu_us) {
-            (Some(calls), Some(wall_ns), Some(cpu_us)) if calls == n && wall_ns > 0 => {
+        let trampoline = v["trampoline"].as_bool();
+        match (calls, wall_ns, cpu_us, trampoline) {
+            (Some(calls), Some(wall_ns), Some(cpu_us), Some(trampoline))
+                if calls == n && wall_ns > 0 =>
+            {
                 let sample = Sample {
                     calls,
                     wall_ns,
                     cpu_us,
+                    trampoline,
                 };
                 Ok((out, sample))
             }
