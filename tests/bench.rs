@@ -73,6 +73,87 @@ fn each_variant_runs_the_trampoline_where_its_fields_say() {
     }
 }
 
+/// `scopecheck bench --variant hook-before-after`, one binary as both old
+/// and new, 2 runs of 20 000 calls: a row per kind after that set-up, each
+/// with the variant against the `none` runs made beside it on each binary;
+/// `--json` holds those runs (2 on each side) and figures.
+#[test]
+fn bench_compares_a_variant_with_its_own_none_runs() {
+    let h = binaries::default();
+    let node = h.node.to_str().expect("a utf-8 path");
+    let json = tempfile_path("bench-variant.json");
+    let json_arg = json.to_str().expect("a utf-8 path");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scopecheck"))
+        .env("SCOPECHECK_CONFORM_DIR", binaries::build_dir())
+        .args(["bench", "--node", node, "--node", node, "--runs", "2"])
+        .args([
+            "--n",
+            "20000",
+            "--variant",
+            "hook-before-after",
+            "--json",
+            json_arg,
+        ])
+        .output()
+        .expect("scopecheck starts");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("old vs none      new vs none"), "{stdout}");
+    let table: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("--json written"))
+            .expect("--json is JSON");
+    let rows = table["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3, "{table}");
+    for kind in Kind::ALL {
+        let prefix = format!(
+            "napi/make_callback type='{}' n=20000 variant=hook-before-after ",
+            kind.name()
+        );
+        let line = (stdout.lines())
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no row for {}:
+{stdout}",
+                    kind.name()
+                )
+            });
+        // After the two per-call figures: old and new against none, each
+        // signed (`+x.xx%`), perhaps with stars after.
+        let fields: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
+        let at = (fields.iter())
+            .rposition(|f| f.parse::<f64>().is_ok())
+            .expect("the per-call figures");
+        let against: Vec<&str> = (fields[at + 1..].iter().copied())
+            .filter(|f| f.ends_with('%'))
+            .collect();
+        assert_eq!(against.len(), 2, "{line}");
+        assert!(against.iter().all(|f| f.starts_with(['+', '-'])), "{line}");
+        let row = (rows.iter())
+            .find(|r| r["type"] == kind.name())
+            .unwrap_or_else(|| panic!("no {} in {table}", kind.name()));
+        assert_eq!(row["variant"], "hook-before-after", "{row}");
+        for side in ["old", "new"] {
+            let a = &row["against_none"][side];
+            let none = a["none_rates"].as_array().expect("none rates");
+            assert_eq!(none.len(), 2, "{row}");
+            assert!(
+                none.iter().all(|r| r.as_f64().is_some_and(|r| r > 0.0)),
+                "{row}"
+            );
+            assert!(
+                a["improvement_percent"]
+                    .as_f64()
+                    .is_some_and(f64::is_finite),
+                "{row}"
+            );
+        }
+    }
+}
+
 /// `scopecheck bench` with one binary as both old and new, 2 runs of 20 000
 /// calls: the table has a row per kind, each figure a number (the
 /// improvement one, the times per call positive); one `--node` alone is a
@@ -206,7 +287,7 @@ fn the_instruction_count_of_a_call_repeats_within_two_percent() {
     .unwrap_or_else(|e| panic!("{}: {e}", h.node_version));
     let count = || {
         bench
-            .instructions_per_call(&valgrind, Kind::MakeCallback, 20_000)
+            .instructions_per_call(&valgrind, Kind::MakeCallback, runner::Variant::None, 20_000)
             .unwrap_or_else(|e| panic!("{e}"))
     };
     let (a, b) = (count(), count());

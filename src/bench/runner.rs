@@ -279,12 +279,19 @@ impl Bench {
         self.child(&mut command, kind, n).map(|(_, sample)| sample)
     }
 
-    /// The instructions a run of `n` calls of `kind` executes, from start
-    /// to exit, under `valgrind` (cachegrind, node `--predictable`).
-    pub fn instructions(&self, valgrind: &Path, kind: Kind, n: u64) -> Result<u64, ConformError> {
+    /// The instructions a run of `n` calls of `kind` after the set-up of
+    /// `variant` executes, from start to exit, under `valgrind`
+    /// (cachegrind, node `--predictable`).
+    pub fn instructions(
+        &self,
+        valgrind: &Path,
+        kind: Kind,
+        variant: Variant,
+        n: u64,
+    ) -> Result<u64, ConformError> {
         let mut command = Command::new(valgrind);
         command.args(CACHEGRIND).arg(&self.node).arg(PREDICTABLE);
-        self.program(&mut command, kind, Variant::None, n);
+        self.program(&mut command, kind, variant, n);
         let (out, _) = self.child(&mut command, kind, n)?;
         let stderr = String::from_utf8_lossy(&out.stderr);
         parse_i_refs(&stderr)
@@ -299,10 +306,11 @@ impl Bench {
         &self,
         valgrind: &Path,
         kind: Kind,
+        variant: Variant,
         n: u64,
     ) -> Result<f64, ConformError> {
-        let once = self.instructions(valgrind, kind, n)?;
-        let twice = self.instructions(valgrind, kind, 2 * n)?;
+        let once = self.instructions(valgrind, kind, variant, n)?;
+        let twice = self.instructions(valgrind, kind, variant, 2 * n)?;
         if twice <= once {
             return Err(ConformError::Node(format!(
                 "bench {} on {}: {} instructions for {} calls, {once} for {n}: the calls cost nothing?",

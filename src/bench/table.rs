@@ -4,7 +4,7 @@
 //! `benchmark/compare.R` prints, one row per kind and size, with each
 //! binary's time (or instructions) per call.
 
-use super::runner::{Bench, Kind};
+use super::runner::{Bench, Kind, Variant};
 use super::stats::{compare, Comparison};
 use crate::conform::ConformError;
 use std::fmt;
@@ -54,11 +54,18 @@ impl Measure {
     }
 }
 
-/// One row: one kind at one size, the old binary against the new.
+/// One row: one kind at one size after one set-up, the old binary against
+/// the new.
 #[derive(Clone, Debug)]
 pub struct Row {
     /// The kind of call.
     pub kind: Kind,
+    /// The set-up before the calls.
+    pub variant: Variant,
+    /// For a variant other than `none`: the `none` runs made alternately
+    /// with its own on each binary (old, new), and each binary's variant
+    /// compared with them (`none` the old side).
+    pub against_none: Option<AgainstNone>,
     /// The calls of each run.
     pub n: u64,
     /// The rates of the old binary's runs, then the new one's.
@@ -67,7 +74,29 @@ pub struct Row {
     pub comparison: Comparison,
 }
 
+/// A variant's runs against `none` within each binary (issue 56).
+#[derive(Clone, Debug)]
+pub struct AgainstNone {
+    /// The `none` rates of the old binary, then the new one's.
+    pub rates: [Vec<f64>; 2],
+    /// Each binary's `none` runs (the old side) against its variant runs.
+    pub comparisons: [Comparison; 2],
+}
+
 impl Row {
+    /// Its name in the table: Node's benchmark's, and the set-up if any.
+    pub fn name(&self) -> String {
+        let name = format!(
+            "napi/make_callback type='{}' n={}",
+            self.kind.name(),
+            self.n
+        );
+        match self.variant {
+            Variant::None => name,
+            v => format!("{name} variant={}", v.name()),
+        }
+    }
+
     /// Nanoseconds (or instructions) per call of binary `i` (0 old, 1
     /// new): the inverse of its mean rate.
     pub fn per_call(&self, i: usize) -> f64 {
@@ -89,13 +118,49 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
-/// Run every kind at every size in `sizes`, `runs` times on each of the
-/// two binaries, alternating, and compare; `tick` after each run (a
-/// progress bar), `stop` asked before each (an interrupt: `Ok(None)`).
+/// The runs one row takes on each binary: a variant other than `none`
+/// alternates with `none` runs of its own.
+pub fn runs_per_row(variant: Variant, runs: usize) -> usize {
+    if variant == Variant::None {
+        runs
+    } else {
+        2 * runs
+    }
+}
+
+/// One run's rate of `kind` after `variant` on `bench`.
+fn rate(
+    bench: &Bench,
+    kind: Kind,
+    variant: Variant,
+    n: u64,
+    measure: Measure,
+    valgrind: Option<&Path>,
+) -> Result<f64, ConformError> {
+    Ok(match measure {
+        Measure::Wall => bench.run_variant(kind, variant, n)?.rate(),
+        Measure::Cpu => bench.run_variant(kind, variant, n)?.cpu_rate(),
+        Measure::Instructions => {
+            let valgrind = valgrind.ok_or_else(|| ConformError::MissingTool {
+                tool: "valgrind".to_string(),
+                hint: "--measure instructions runs node under valgrind".to_string(),
+            })?;
+            1e9 / bench.instructions_per_call(valgrind, kind, variant, n)?
+        }
+    })
+}
+
+/// Run every kind at every size in `sizes` after each set-up of
+/// `variants`, `runs` times on each of the two binaries, alternating (a
+/// variant other than `none` alternating with `none` runs of its own on
+/// each binary too), and compare; `tick` after each run (a progress bar),
+/// `stop` asked before each (an interrupt: `Ok(None)`).
 /// [`Measure::Instructions`] needs `valgrind`.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     benches: [&Bench; 2],
     sizes: &[u64],
+    variants: &[Variant],
     runs: usize,
     measure: Measure,
     valgrind: Option<&Path>,
@@ -103,38 +168,50 @@ pub fn run(
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<Table>, ConformError> {
     let mut rows = Vec::new();
-    for &n in sizes {
-        for kind in Kind::ALL {
-            let mut rates = [Vec::with_capacity(runs), Vec::with_capacity(runs)];
-            for _ in 0..runs {
-                for (i, bench) in benches.iter().enumerate() {
-                    if stop() {
-                        return Ok(None);
-                    }
-                    let rate = match measure {
-                        Measure::Wall => bench.run(kind, n)?.rate(),
-                        Measure::Cpu => bench.run(kind, n)?.cpu_rate(),
-                        Measure::Instructions => {
-                            let valgrind = valgrind.ok_or_else(|| ConformError::MissingTool {
-                                tool: "valgrind".to_string(),
-                                hint: "--measure instructions runs node under valgrind".to_string(),
-                            })?;
-                            1e9 / bench.instructions_per_call(valgrind, kind, n)?
+    for &variant in variants {
+        for &n in sizes {
+            for kind in Kind::ALL {
+                let with_none = variant != Variant::None;
+                let mut rates = [Vec::with_capacity(runs), Vec::with_capacity(runs)];
+                let mut none = [Vec::with_capacity(runs), Vec::with_capacity(runs)];
+                for _ in 0..runs {
+                    for (i, bench) in benches.iter().enumerate() {
+                        let mut steps = vec![(variant, &mut rates[i])];
+                        if with_none {
+                            steps.push((Variant::None, &mut none[i]));
                         }
-                    };
-                    rates[i].push(rate);
-                    tick();
+                        for (v, into) in steps {
+                            if stop() {
+                                return Ok(None);
+                            }
+                            into.push(rate(bench, kind, v, n, measure, valgrind)?);
+                            tick();
+                        }
+                    }
                 }
+                let no_runs = || {
+                    ConformError::Node(format!("bench {} n={n}: no runs to compare", kind.name()))
+                };
+                let comparison = compare(&rates[0], &rates[1]).ok_or_else(no_runs)?;
+                let against_none = if with_none {
+                    let old = compare(&none[0], &rates[0]).ok_or_else(no_runs)?;
+                    let new = compare(&none[1], &rates[1]).ok_or_else(no_runs)?;
+                    Some(AgainstNone {
+                        rates: none,
+                        comparisons: [old, new],
+                    })
+                } else {
+                    None
+                };
+                rows.push(Row {
+                    kind,
+                    variant,
+                    against_none,
+                    n,
+                    rates,
+                    comparison,
+                });
             }
-            let comparison = compare(&rates[0], &rates[1]).ok_or_else(|| {
-                ConformError::Node(format!("bench {} n={n}: no runs to compare", kind.name()))
-            })?;
-            rows.push(Row {
-                kind,
-                n,
-                rates,
-                comparison,
-            });
         }
     }
     Ok(Some(Table {
@@ -161,9 +238,13 @@ impl fmt::Display for Table {
             self.measure.describe()
         )?;
         let unit = self.measure.per_call_unit();
-        writeln!(
+        let width = (self.rows.iter().map(|r| r.name().len()).max())
+            .unwrap_or(0)
+            .max(52);
+        let variants = self.rows.iter().any(|r| r.against_none.is_some());
+        write!(
             f,
-            "{:<52} {:>10} {:>12} {:>12} {:>9} {:>9} {:>12} {:>12}",
+            "{:<width$} {:>10} {:>12} {:>12} {:>9} {:>9} {:>12} {:>12}",
             "",
             "confidence",
             "improvement",
@@ -173,17 +254,20 @@ impl fmt::Display for Table {
             format!("old {unit}/call"),
             format!("new {unit}/call")
         )?;
+        if variants {
+            write!(f, " {:>16} {:>16}", "old vs none", "new vs none")?;
+        }
+        writeln!(f)?;
         for row in &self.rows {
             let c = &row.comparison;
-            let name = format!("napi/make_callback type='{}' n={}", row.kind.name(), row.n);
             let acc = |i: usize| {
                 c.accuracy_percent
                     .map_or("NA".to_string(), |a| format!("±{:.2}%", a[i]))
             };
-            writeln!(
+            write!(
                 f,
-                "{:<52} {:>10} {:>11.2}% {:>12} {:>9} {:>9} {:>12.1} {:>12.1}",
-                name,
+                "{:<width$} {:>10} {:>11.2}% {:>12} {:>9} {:>9} {:>12.1} {:>12.1}",
+                row.name(),
                 c.stars(),
                 c.improvement_percent,
                 acc(0),
@@ -191,6 +275,20 @@ impl fmt::Display for Table {
                 acc(2),
                 row.per_call(0),
                 row.per_call(1)
+            )?;
+            if let Some(a) = &row.against_none {
+                for c in &a.comparisons {
+                    let figure = format!("{:+.2}% {:<3}", c.improvement_percent, c.stars());
+                    write!(f, " {figure:>16}")?;
+                }
+            }
+            writeln!(f)?;
+        }
+        if variants {
+            writeln!(f)?;
+            writeln!(
+                f,
+                "old / new vs none: the variant's runs against the runs of `none` made alternately with them on the same binary (improvement: + faster than none)."
             )?;
         }
         writeln!(f)?;
@@ -214,9 +312,23 @@ impl Table {
         let rows: Vec<serde_json::Value> = (self.rows.iter())
             .map(|row| {
                 let c = &row.comparison;
+                let against_none = row.against_none.as_ref().map(|a| {
+                    let side = |i: usize| {
+                        let c = &a.comparisons[i];
+                        serde_json::json!({
+                            "none_rates": a.rates[i],
+                            "improvement_percent": c.improvement_percent,
+                            "confidence": c.stars(),
+                            "p": c.test.map(|w| w.p),
+                        })
+                    };
+                    serde_json::json!({ "old": side(0), "new": side(1) })
+                });
                 serde_json::json!({
                     "benchmark": "napi/make_callback",
                     "type": row.kind.name(),
+                    "variant": row.variant.name(),
+                    "against_none": against_none,
                     "n": row.n,
                     "old_rates": row.rates[0],
                     "new_rates": row.rates[1],
@@ -263,6 +375,8 @@ mod tests {
             runs: 2,
             rows: vec![Row {
                 kind: Kind::MakeCallback,
+                variant: Variant::None,
+                against_none: None,
                 n: 100_000,
                 rates: [old, new],
                 comparison,

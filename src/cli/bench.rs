@@ -11,7 +11,7 @@
 //! are dropped: a row needs all of its runs).
 
 use super::CliError;
-use crate::bench::runner::{self, Bench};
+use crate::bench::runner::{self, Bench, Variant};
 use crate::bench::table::{self, Measure};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -39,6 +39,11 @@ pub struct BenchArgs {
     /// What a rate is computed from.
     #[arg(long, value_enum, default_value_t = Measure::Wall)]
     pub measure: Measure,
+    /// The set-ups before the calls (several give several rows each): a
+    /// variant other than `none` runs alternately with `none` runs of its
+    /// own on each binary, and is compared with them too (issue 56).
+    #[arg(long, value_enum, num_args = 1.., default_values_t = [Variant::None])]
+    pub variant: Vec<Variant>,
     /// Also write the table's figures, and every run's rate, to FILE as
     /// JSON (replaced whole).
     #[arg(long, value_name = "FILE")]
@@ -83,7 +88,10 @@ pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
     };
     let old = prepare(&args.node[0])?;
     let new = prepare(&args.node[1])?;
-    let total = (sizes.len() * 3 * runs * 2) as u64;
+    let per_row: usize = (args.variant.iter())
+        .map(|&v| table::runs_per_row(v, runs))
+        .sum();
+    let total = (sizes.len() * 3 * per_row * 2) as u64;
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} runs eta {eta}")
@@ -92,6 +100,7 @@ pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
     let result = table::run(
         [&old, &new],
         &sizes,
+        &args.variant,
         runs,
         args.measure,
         valgrind.as_deref(),
