@@ -102,11 +102,22 @@ fn bench_compares_a_variant_with_its_own_none_runs() {
     );
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("old vs none      new vs none"), "{stdout}");
+    // Beside it, the model's account: with a hook on, no saving.
+    let account = (stdout.lines())
+        .find(|l| l.trim_start().starts_with("hook-before-after "))
+        .unwrap_or_else(|| panic!("no account line:\n{stdout}"));
+    assert!(
+        account.contains("no saving: an async hook is enabled"),
+        "{account}"
+    );
     let table: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).expect("--json written"))
             .expect("--json is JSON");
     let rows = table["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 3, "{table}");
+    let accounts = table["account"].as_array().expect("the account");
+    assert_eq!(accounts.len(), 1, "one line, one variant: {table}");
+    assert_eq!(accounts[0]["saved_writes"], 0, "{table}");
     for kind in Kind::ALL {
         let prefix = format!(
             "napi/make_callback type='{}' n=20000 variant=hook-before-after ",

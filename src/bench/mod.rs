@@ -7,8 +7,10 @@
 //! of two binaries, alternated, and compare.R's table ([`table`]), which
 //! `scopecheck bench` prints; the run under valgrind that counts a call's
 //! instructions (`--measure instructions`) rather than timing it, which
-//! the machine's load cannot blur.
+//! the machine's load cannot blur; and the model's [`account`] of one call
+//! after each set-up, on the eager and the lazy side (issue 56).
 
+pub mod account;
 pub mod runner;
 pub mod stats;
 pub mod table;

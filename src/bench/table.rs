@@ -7,6 +7,7 @@
 use super::runner::{Bench, Kind, Variant};
 use super::stats::{compare, Comparison};
 use crate::conform::ConformError;
+use model::vocab::NodeVersion;
 use std::fmt;
 use std::path::Path;
 
@@ -294,6 +295,17 @@ impl fmt::Display for Table {
         writeln!(f)?;
         writeln!(
             f,
+            "The model's account of one MakeCallback call ({{0, 0}}, from the event loop), per set-up and line:"
+        )?;
+        for (variant, line, account) in self.accounts() {
+            match account {
+                Ok(a) => writeln!(f, "  {:<18} {line}: {}", variant.name(), a.describe())?,
+                Err(e) => writeln!(f, "  {:<18} {line}: not computed: {e}", variant.name())?,
+            }
+        }
+        writeln!(f)?;
+        writeln!(
+            f,
             "Be aware that when doing many comparisons the risk of a false-positive result increases."
         )?;
         writeln!(
@@ -304,6 +316,42 @@ impl fmt::Display for Table {
 }
 
 impl Table {
+    /// The model's account of one call ([`super::account`]) for each
+    /// variant of the rows, on each node line of the two binaries (v20 or
+    /// 26, by the version's major number; once if both are one line).
+    pub fn accounts(
+        &self,
+    ) -> Vec<(
+        Variant,
+        &'static str,
+        Result<super::account::Account, String>,
+    )> {
+        let mut lines: Vec<(NodeVersion, &'static str)> = Vec::new();
+        for v in &self.versions {
+            let line = if v.starts_with("v20.") {
+                (NodeVersion::V20, "v20")
+            } else {
+                (NodeVersion::V26, "26")
+            };
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        let mut variants: Vec<Variant> = Vec::new();
+        for row in &self.rows {
+            if !variants.contains(&row.variant) {
+                variants.push(row.variant);
+            }
+        }
+        let mut out = Vec::new();
+        for variant in variants {
+            for &(version, name) in &lines {
+                out.push((variant, name, super::account::account(variant, version)));
+            }
+        }
+        out
+    }
+
     /// The table as JSON for `--json`: the binaries, the measure, and per
     /// row its kind and size, each binary's rates (calls per second, or per
     /// 10^9 instructions) and per-call figure, and compare.R's figures
@@ -345,9 +393,36 @@ impl Table {
                 })
             })
             .collect();
+        let accounts: Vec<serde_json::Value> = (self.accounts().into_iter())
+            .map(|(variant, line, a)| {
+                let cost = |c: &model::vocab::Cost| {
+                    serde_json::json!({
+                        "stack_writes": c.stack_writes,
+                        "resource_writes": c.resource_writes,
+                        "chain_writes": c.chain_writes,
+                        "crossings": c.crossings,
+                    })
+                };
+                match a {
+                    Ok(a) => serde_json::json!({
+                        "variant": variant.name(),
+                        "line": line,
+                        "eager": cost(&a.eager),
+                        "lazy": cost(&a.lazy),
+                        "saved_writes": a.saved_writes(),
+                        "predicted_ratio": a.predicted_ratio(),
+                        "no_lazy_path": a.no_lazy_path,
+                    }),
+                    Err(e) => serde_json::json!({
+                        "variant": variant.name(), "line": line, "error": e,
+                    }),
+                }
+            })
+            .collect();
         serde_json::json!({
             "old": self.versions[0],
             "new": self.versions[1],
+            "account": accounts,
             "measure": self.measure.name(),
             "per_call_unit": self.measure.per_call_unit(),
             "runs": self.runs,
