@@ -69,7 +69,7 @@ const fn weight(random: u32, role: Role, bytes: u32) -> Weight {
 }
 
 /// The weights of each kind. The random check's were tuned by measuring
-/// the share of cases that reach each situation of `src/coverage.rs` (the
+/// the share of cases that reach each situation of `src/coverage/situations.rs` (the
 /// JS frame ends and `emit-after` high, so that a `runInAsyncScope` often
 /// ends with only lazy scopes left; `execution-async-resource` low, since
 /// one call makes every later scope eager; `no-force-async-hooks-checks`

@@ -216,7 +216,7 @@ fn sometimes_properties_name_coverage_situations() {
     for name in SOMETIMES {
         assert!(
             SITUATIONS.iter().any(|(n, _)| *n == name),
-            "{name} is not a situation of src/coverage.rs"
+            "{name} is not a situation of src/coverage/situations.rs"
         );
     }
 }
