@@ -75,11 +75,10 @@ impl<S: AsyncIdStack> Writer<S> {
         Ok(())
     }
 
-    /// Node lost the exception of the bare make-callback's callback: its
-    /// call returns `undefined`, and the callback counts its end just
-    /// before its throw (`callbackEnds`), which the line after the call
-    /// checks: an assertion failing in it would be lost with it.
-    pub(super) fn lost_exception(&mut self, i: usize) -> Result<(), NotWritten> {
+    /// Where the last bare make-callback's callback threw (`bare_call`):
+    /// its call (block, item index), the callback's block, and the index of
+    /// the throw there.
+    fn bare_throw_site(&self, i: usize) -> Result<(usize, usize, usize, usize), NotWritten> {
         let Some((block, at)) = self.bare_call else {
             return refuse(i, "no bare make-callback's call threw before it");
         };
@@ -92,6 +91,15 @@ impl<S: AsyncIdStack> Writer<S> {
         else {
             return refuse(i, "the bare make-callback's callback does not throw");
         };
+        Ok((block, at, body, throw_at))
+    }
+
+    /// Node lost the exception of the bare make-callback's callback: its
+    /// call returns `undefined`, and the callback counts its end just
+    /// before its throw (`callbackEnds`), which the line after the call
+    /// checks: an assertion failing in it would be lost with it.
+    pub(super) fn lost_exception(&mut self, i: usize) -> Result<(), NotWritten> {
+        let (block, at, body, throw_at) = self.bare_throw_site(i)?;
         self.lost += 1;
         let count = Item::Line("callbackEnds++;".to_string());
         self.blocks[body].items.insert(throw_at, count);
@@ -110,19 +118,9 @@ impl<S: AsyncIdStack> Writer<S> {
         i: usize,
         (block, from): (usize, usize),
     ) -> Result<(), NotWritten> {
-        let Some((call_block, at)) = self.bare_call.take() else {
-            return refuse(i, "no bare make-callback's call threw before it");
-        };
-        let Item::Call { parts, .. } = &self.blocks[call_block].items[at] else {
-            return refuse(i, "the bare make-callback's call is not a call");
-        };
-        let body = parts[0].1;
+        let (_, _, body, throw_at) = self.bare_throw_site(i)?;
+        self.bare_call = None;
         let lines: Vec<Item> = self.blocks[block].items.drain(from..).collect();
-        let Some(throw_at) = (self.blocks[body].items.iter())
-            .rposition(|item| matches!(item, Item::Line(l) if l == THROWS))
-        else {
-            return refuse(i, "the bare make-callback's callback does not throw");
-        };
         self.blocks[body].items.splice(throw_at..throw_at, lines);
         Ok(())
     }
