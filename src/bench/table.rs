@@ -129,6 +129,37 @@ pub fn runs_per_row(variant: Variant, runs: usize) -> usize {
     }
 }
 
+/// The runs of each binary per row and the sizes `scopecheck bench` takes
+/// where `--runs` or `--n` is not given (`runs`, `sizes` what was given):
+/// Node's own (`--runs 30`, `--n 1000000 10000000`) for `none` alone;
+/// `--runs 10 --n 1000000` once a variant other than `none` is asked for,
+/// since each such variant doubles its rows' runs: the five variants at
+/// Node's budget make 3 240 runs, six times the 540 of this one, which
+/// still sees a few per cent with `--measure cpu` (its figures and time in
+/// docs/performance.md). With `--measure
+/// instructions`, whose counts barely move: `--runs 3 --n 100000`, and
+/// `--runs 2` with variants (each run is two valgrind runs of about 7 s).
+pub fn default_budget(
+    measure: Measure,
+    variants: &[Variant],
+    runs: Option<usize>,
+    sizes: &[u64],
+) -> (usize, Vec<u64>) {
+    let with_variants = variants.iter().any(|&v| v != Variant::None);
+    let (default_runs, default_sizes) = match (measure, with_variants) {
+        (Measure::Instructions, false) => (3, vec![100_000]),
+        (Measure::Instructions, true) => (2, vec![100_000]),
+        (_, false) => (30, vec![1_000_000, 10_000_000]),
+        (_, true) => (10, vec![1_000_000]),
+    };
+    let sizes = if sizes.is_empty() {
+        default_sizes
+    } else {
+        sizes.to_vec()
+    };
+    (runs.unwrap_or(default_runs), sizes)
+}
+
 /// One run's rate of `kind` after `variant` on `bench`.
 fn rate(
     bench: &Bench,
@@ -434,6 +465,46 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Node's budget for `none` alone; a smaller one once variants double
+    /// the runs; what is given on the command line wins.
+    #[test]
+    fn variants_take_a_budget_of_their_own() {
+        use Variant::*;
+        let all = [None, HookInit, HookBeforeAfter, Ear, Als];
+        let wall = Measure::Wall;
+        assert_eq!(
+            default_budget(wall, &[None], Option::None, &[]),
+            (30, vec![1_000_000, 10_000_000])
+        );
+        assert_eq!(
+            default_budget(Measure::Cpu, &all, Option::None, &[]),
+            (10, vec![1_000_000])
+        );
+        assert_eq!(
+            default_budget(wall, &[Ear], Some(4), &[]),
+            (4, vec![1_000_000])
+        );
+        assert_eq!(
+            default_budget(wall, &[Ear], Option::None, &[5_000]),
+            (10, vec![5_000])
+        );
+        assert_eq!(
+            default_budget(Measure::Instructions, &[None], Option::None, &[]),
+            (3, vec![100_000])
+        );
+        assert_eq!(
+            default_budget(Measure::Instructions, &[None, Ear], Option::None, &[]),
+            (2, vec![100_000])
+        );
+        // All five variants at the default budget: 540 runs, where Node's
+        // budget would make 3 240.
+        let (runs, sizes) = default_budget(wall, &all, Option::None, &[]);
+        let per_row: usize = all.iter().map(|&v| runs_per_row(v, runs)).sum();
+        assert_eq!(sizes.len() * Kind::ALL.len() * per_row * 2, 540);
+        let per_row: usize = all.iter().map(|&v| runs_per_row(v, 30)).sum();
+        assert_eq!(2 * Kind::ALL.len() * per_row * 2, 3_240);
+    }
 
     /// A table of instruction counts names its measure and its unit, and
     /// its per-call figures are the counts the rates came from.

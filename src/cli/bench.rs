@@ -27,13 +27,13 @@ pub struct BenchArgs {
     #[arg(long, value_name = "PATH", num_args = 1, required = true)]
     pub node: Vec<PathBuf>,
     /// Runs of each binary for each kind and size [default: 30 (Node's
-    /// benchmark compare), 3 with --measure instructions, whose counts
-    /// barely move]
+    /// benchmark compare), 10 with a variant other than none; 3 with
+    /// --measure instructions, whose counts barely move, 2 with a variant]
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub runs: Option<u32>,
     /// Calls per run; several give several rows [default: 1000000 10000000
-    /// (Node's), 100000 with --measure instructions, whose runs make n
-    /// and 2n calls]
+    /// (Node's), 1000000 with a variant other than none; 100000 with
+    /// --measure instructions, whose runs make n and 2n calls]
     #[arg(long = "n", value_name = "N", num_args = 1.., value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub n: Vec<u64>,
     /// What a rate is computed from.
@@ -65,12 +65,12 @@ pub fn execute(args: &BenchArgs, out: &mut dyn Write) -> Result<(), CliError> {
         crate::files::check_file(path, "--json").map_err(CliError::Usage)?;
     }
     let instructions = args.measure == Measure::Instructions;
-    let runs = args.runs.unwrap_or(if instructions { 3 } else { 30 }) as usize;
-    let sizes = match (&args.n[..], instructions) {
-        ([], false) => vec![1_000_000, 10_000_000],
-        ([], true) => vec![100_000],
-        (given, _) => given.to_vec(),
-    };
+    let (runs, sizes) = table::default_budget(
+        args.measure,
+        &args.variant,
+        args.runs.map(|r| r as usize),
+        &args.n,
+    );
     let valgrind = if instructions {
         Some(
             runner::valgrind()
