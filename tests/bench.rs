@@ -134,7 +134,12 @@ fn bench_compares_a_variant_with_its_own_none_runs() {
             });
         // After the two per-call figures: old and new against none, each
         // signed (`+x.xx%`), perhaps with stars after.
-        let fields: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
+        let mut fields: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
+        // Last, the model's lazy/eager ratio: with a hook on, no saving
+        // (1.00) where a scope opens; no scope in a plain call.
+        let predicted = fields.pop().expect("the model's column");
+        let expected = if kind == Kind::Call { "-" } else { "1.00" };
+        assert_eq!(predicted, expected, "{line}");
         let at = (fields.iter())
             .rposition(|f| f.parse::<f64>().is_ok())
             .expect("the per-call figures");
@@ -204,8 +209,13 @@ fn bench_prints_the_table_for_the_three_kinds() {
             .find(|l| l.starts_with(&prefix))
             .unwrap_or_else(|| panic!("no row for {}:\n{stdout}", kind.name()));
         let fields: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
-        // [stars] improvement% ±a% ±b% ±c% old new
-        let tail = &fields[fields.len() - 6..];
+        // [stars] improvement% ±a% ±b% ±c% old new predicted: the model's
+        // lazy/eager ratio of the scope's writes with nothing set up (2
+        // chain writes for 2 stack and 2 resource writes), none for a call
+        // without a scope.
+        let expected = if kind == Kind::Call { "-" } else { "0.50" };
+        assert_eq!(fields[fields.len() - 1], expected, "{line}");
+        let tail = &fields[fields.len() - 7..fields.len() - 1];
         let number = |s: &str| -> f64 {
             s.trim_start_matches('±')
                 .trim_end_matches('%')

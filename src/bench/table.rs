@@ -129,6 +129,16 @@ pub fn runs_per_row(variant: Variant, runs: usize) -> usize {
     }
 }
 
+/// The node line of a binary's version (`v20.20.2`: v20; any other: 26),
+/// and its short name.
+fn line_of(version: &str) -> (NodeVersion, &'static str) {
+    if version.starts_with("v20.") {
+        (NodeVersion::V20, "v20")
+    } else {
+        (NodeVersion::V26, "26")
+    }
+}
+
 /// The runs of each binary per row and the sizes `scopecheck bench` takes
 /// where `--runs` or `--n` is not given (`runs`, `sizes` what was given):
 /// Node's own (`--runs 30`, `--n 1000000 10000000`) for `none` alone;
@@ -289,7 +299,7 @@ impl fmt::Display for Table {
         if variants {
             write!(f, " {:>16} {:>16}", "old vs none", "new vs none")?;
         }
-        writeln!(f)?;
+        writeln!(f, " {:>16}", "model lazy/eager")?;
         for row in &self.rows {
             let c = &row.comparison;
             let acc = |i: usize| {
@@ -313,16 +323,24 @@ impl fmt::Display for Table {
                     let figure = format!("{:+.2}% {:<3}", c.improvement_percent, c.stars());
                     write!(f, " {figure:>16}")?;
                 }
+            } else if variants {
+                write!(f, " {:>16} {:>16}", "", "")?;
             }
-            writeln!(f)?;
+            let predicted =
+                (self.predicted_ratio(row)).map_or("-".to_string(), |r| format!("{r:.2}"));
+            writeln!(f, " {predicted:>16}")?;
         }
+        writeln!(f)?;
         if variants {
-            writeln!(f)?;
             writeln!(
                 f,
                 "old / new vs none: the variant's runs against the runs of `none` made alternately with them on the same binary (improvement: + faster than none)."
             )?;
         }
+        writeln!(
+            f,
+            "model lazy/eager: the model's writes a call of the scope on the lazy side (the pull request) over the eager side's (Node today), on the new binary's line; 1.00 where the lazy path cannot apply, - where no scope opens."
+        )?;
         writeln!(f)?;
         writeln!(
             f,
@@ -359,11 +377,7 @@ impl Table {
     )> {
         let mut lines: Vec<(NodeVersion, &'static str)> = Vec::new();
         for v in &self.versions {
-            let line = if v.starts_with("v20.") {
-                (NodeVersion::V20, "v20")
-            } else {
-                (NodeVersion::V26, "26")
-            };
+            let line = line_of(v);
             if !lines.contains(&line) {
                 lines.push(line);
             }
@@ -381,6 +395,23 @@ impl Table {
             }
         }
         out
+    }
+
+    /// The model's predicted lazy/eager ratio of the scope's writes for
+    /// `row` ([`super::account::Account::predicted_ratio`]) on the new
+    /// binary's line, which a reviewer's run (`--node BASE --node PR`)
+    /// sets beside the measured improvement: for the two kinds that open
+    /// an `InternalCallbackScope` (`MakeCallback`, and
+    /// `AsyncResource::MakeCallback`, whose scope the pull request changes
+    /// alike); `None` for a plain `Call`, which opens none, or where the
+    /// account could not be computed.
+    pub fn predicted_ratio(&self, row: &Row) -> Option<f64> {
+        if row.kind == Kind::Call {
+            return None;
+        }
+        let (version, _) = line_of(&self.versions[1]);
+        let account = super::account::account(row.variant, version).ok()?;
+        Some(account.predicted_ratio())
     }
 
     /// The table as JSON for `--json`: the binaries, the measure, and per
@@ -413,6 +444,7 @@ impl Table {
                     "new_rates": row.rates[1],
                     "old_per_call": row.per_call(0),
                     "new_per_call": row.per_call(1),
+                    "predicted_ratio": self.predicted_ratio(row),
                     "improvement_percent": c.improvement_percent,
                     "confidence": c.stars(),
                     "p": c.test.map(|w| w.p),
@@ -535,7 +567,11 @@ mod tests {
             .find(|l| l.starts_with("napi/make_callback type='MakeCallback' n=100000"))
             .unwrap_or_else(|| panic!("{text}"));
         let fields: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(fields[fields.len() - 2..], ["1501.1", "1592.9"], "{row}");
+        assert_eq!(
+            fields[fields.len() - 3..],
+            ["1501.1", "1592.9", "0.50"],
+            "{row}"
+        );
         // Fewer calls per 10^9 instructions: slower, significantly.
         assert_eq!(fields[3], "***", "{row}");
         assert!(fields[4].starts_with("-5.7"), "{row}");
