@@ -764,9 +764,10 @@ pub struct Explorer<E, L> {
 type Successors<E, L> = HashMap<std::thread::ThreadId, Vec<(Op, State<E, L>)>>;
 
 /// A hasher that passes a fingerprint through: the keys of
-/// [`Explorer`]'s set of distinct states are hashes already.
+/// [`Explorer`]'s set of distinct states (and of the fixpoint explorer's
+/// set of a level's new states) are hashes already.
 #[derive(Default)]
-struct Unhashed(u64);
+pub(crate) struct Unhashed(u64);
 
 impl Hasher for Unhashed {
     fn finish(&self) -> u64 {
@@ -932,6 +933,14 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
     /// The ops of the alphabet the bounds leave in `state`, in alphabet
     /// order (the model may still refuse some: [`Explorer::step`] asks it).
     pub(crate) fn candidates(&self, state: &State<E, L>) -> Vec<Op> {
+        (self.candidate_letters(state).into_iter())
+            .map(|(_, op)| op)
+            .collect()
+    }
+
+    /// [`Explorer::candidates`] with each op's letter (its index in the
+    /// alphabet), from which the fixpoint explorer replays a path.
+    pub(crate) fn candidate_letters(&self, state: &State<E, L>) -> Vec<(usize, Op)> {
         let e = &state.eager;
         let current = e.execution_async_id();
         let may_nest = e.nesting() < self.max_nesting;
@@ -940,11 +949,11 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         let may_tick = below(b.max_ticks, e.queued_ticks());
         let may_queue = below(b.max_microtasks, e.queued_microtasks());
         let may_push_js = below(b.max_js, e.js_entries());
-        (self.alphabet.iter())
-            .map(|letter| letter.op(current))
-            .filter(|op| may_nest || !nests(op))
-            .filter(|op| may_tick || !matches!(op, Op::NextTick { .. } | Op::NextTickBody))
-            .filter(|op| {
+        (self.alphabet.iter().enumerate())
+            .map(|(i, letter)| (i, letter.op(current)))
+            .filter(|(_, op)| may_nest || !nests(op))
+            .filter(|(_, op)| may_tick || !matches!(op, Op::NextTick { .. } | Op::NextTickBody))
+            .filter(|(_, op)| {
                 may_queue
                     || !matches!(
                         op,
@@ -955,7 +964,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
                             | Op::PromiseReject
                     )
             })
-            .filter(|op| {
+            .filter(|(_, op)| {
                 may_push_js
                     || !matches!(op, Op::EmitBefore { .. } | Op::EnterRunInAsyncScope { .. })
             })

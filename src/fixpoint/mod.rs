@@ -9,8 +9,11 @@
 //! renumbered, and the async ids `newAsyncId()` drew renamed in order
 //! ([`crate::canonical`]). Without the renaming every `next-tick` would make
 //! a new state and no frontier would ever empty. A state is stored as a
-//! fingerprint (64 bits of aHash, as stateright stores its states); only the
-//! frontier is kept whole, each state with its path.
+//! fingerprint (64 bits of aHash, as stateright stores its states), all of
+//! them in one sorted run ([`seen`]: 8 bytes a state); each state to expand
+//! as its parent's index in the level before and the letter that led from
+//! it (6 bytes), every level kept, and made again by replaying its letters
+//! from the start (issue 57, point 1).
 //!
 //! Breadth first, the first level at which a divergence appears holds the
 //! shortest counterexamples; the explorer keeps the first of them in
@@ -18,11 +21,14 @@
 //! last level that added a state: every reachable state is reached by a
 //! path of at most that many ops.
 
+pub mod seen;
+
 use crate::explore::{
-    Explorable, ExploreConfig, Explored, Explorer, MemoryStop, Path, Reference, SituationReached,
-    State, ESTIMATED_BYTES_PER_STATE, MEMORY_RESERVE, SOMETIMES,
+    Explorable, ExploreConfig, Explored, Explorer, MemoryStop, Reference, SituationReached, State,
+    Unhashed, MEMORY_RESERVE, SOMETIMES,
 };
 use crate::lockstep::Counterexample;
+use seen::Seen;
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -81,35 +87,56 @@ impl FixpointReport {
     }
 }
 
-/// The hasher of the fingerprint set: the keys are hashes already.
-#[derive(Default)]
-struct PassThrough(u64);
+/// The states of one level that are expanded at the next, in breadth-first
+/// order: each as the index of its parent in the level before and the
+/// letter (an index into the alphabet) that led from it, 6 bytes a state.
+/// Every level is kept: a state's path is read back through its parents.
+#[derive(Debug, Default)]
+struct Level {
+    parent: Vec<u32>,
+    letter: Vec<u16>,
+}
 
-impl std::hash::Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
+impl Level {
+    fn len(&self) -> usize {
+        self.parent.len()
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
+    fn push(&mut self, parent: usize, letter: usize) {
+        // A level of 2^32 states would need some 100 GB of fingerprints and
+        // paths: the memory limit stops a run long before.
+        self.parent
+            .push(u32::try_from(parent).expect("fewer than 2^32 states a level"));
+        self.letter
+            .push(u16::try_from(letter).expect("fewer than 2^16 letters"));
     }
 
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+    fn bytes(&self) -> u64 {
+        (self.parent.capacity() * 4 + self.letter.capacity() * 2) as u64
     }
 }
 
-/// Makes the state at the end of a path by replaying it from the start
-/// state, keeping the states along the last path made: consecutive paths
-/// of a breadth-first frontier share their prefixes, so each is mostly one
-/// step from the last. Replaying runs the same steps, canonical forms
-/// included, so it makes the very state that was found.
+/// The letters from the start state to state `index` of level `depth`.
+fn letters_to(levels: &[Level], depth: usize, mut index: usize) -> Vec<usize> {
+    let mut letters = vec![0; depth];
+    for d in (1..=depth).rev() {
+        letters[d - 1] = usize::from(levels[d].letter[index]);
+        index = levels[d].parent[index] as usize;
+    }
+    letters
+}
+
+/// Makes the state at the end of a path of letters by replaying it from
+/// the start state, keeping the states along the last path made:
+/// consecutive states of a breadth-first level share most of their paths,
+/// so each is mostly one step from the last. The ops are made from the
+/// letters as [`Explorer::candidates`] makes them, and the same steps run,
+/// canonical forms included, so replaying makes the very state that was
+/// found.
 struct Rebuilder<E, L> {
     start: State<E, L>,
-    /// The nodes of the last path made and the state after each.
-    chain: Vec<(Path, State<E, L>)>,
+    /// The letters of the last path made and the state after each.
+    chain: Vec<(usize, State<E, L>)>,
 }
 
 impl<E: Reference, L: Explorable> Rebuilder<E, L> {
@@ -120,20 +147,19 @@ impl<E: Reference, L: Explorable> Rebuilder<E, L> {
         }
     }
 
-    fn state(&mut self, explorer: &Explorer<E, L>, path: &Path) -> &State<E, L> {
-        let nodes = path.prefixes();
-        let kept = (self.chain.iter().zip(&nodes))
-            .take_while(|((made, _), node)| made.same_node(node))
+    fn state(&mut self, explorer: &Explorer<E, L>, letters: &[usize]) -> &State<E, L> {
+        let kept = (self.chain.iter().zip(letters))
+            .take_while(|((made, _), letter)| made == *letter)
             .count();
         self.chain.truncate(kept);
-        for node in &nodes[kept..] {
+        for &letter in &letters[kept..] {
             let before = self.chain.last().map_or(&self.start, |(_, s)| s);
-            let op = node.last_op().expect("a node has an op");
+            let op = explorer.alphabet()[letter].op(before.eager.execution_async_id());
             let mut state = explorer
-                .step(before, op, false)
+                .step(before, &op, false)
                 .expect("a replayed op was enabled when it was found");
-            state.trace = node.clone();
-            self.chain.push((node.clone(), state));
+            state.trace = before.trace.then(op);
+            self.chain.push((letter, state));
         }
         self.chain.last().map_or(&self.start, |(_, s)| s)
     }
@@ -155,15 +181,18 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     };
     let explorer = Explorer::new(eager, lazy, &config);
     let start = Instant::now();
-    let mut seen: HashSet<u64, BuildHasherDefault<PassThrough>> = HashSet::default();
+    // Every earlier level's fingerprints (8 bytes a state), and the new
+    // ones of the level being expanded, merged in when it ends.
+    let mut seen = Seen::default();
     let first = explorer.start_state();
-    seen.insert(first.identity);
-    // The frontier holds paths, not states: a state is made again by
-    // replaying its path ([`Rebuilder`]), which costs about one step per
-    // state in breadth-first order and keeps the frontier at a path node
-    // (some tens of bytes) per state instead of two environments.
+    seen.merge(&[first.identity]);
+    // The levels hold (parent, letter) pairs, not states: a state is made
+    // again by replaying its letters ([`Rebuilder`]), which costs about
+    // one step per state in breadth-first order and keeps 6 bytes a state
+    // instead of two environments.
     let mut rebuild = Rebuilder::new(first);
-    let mut frontier: Vec<Path> = vec![Path::default()];
+    let mut paths: Vec<Level> = vec![Level::default()];
+    paths[0].push(0, 0);
     let mut levels = vec![1usize];
     let mut generated = 0usize;
     let mut expanded = 0usize;
@@ -172,38 +201,40 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     let mut peak_memory = crate::memory::resident_bytes();
     let mut last_report = Instant::now();
     let mut last_memory = peak_memory.unwrap_or(0);
-    'levels: while !frontier.is_empty() {
+    'levels: while paths.last().is_some_and(|l| l.len() > 0) {
         let level = levels.len() - 1;
         if config.max_levels.is_some_and(|max| level >= max) {
             break;
         }
-        let mut next = Vec::new();
-        let mut new_states = 0usize;
-        let expanding = frontier.len();
-        for path in frontier.drain(..) {
-            let state = rebuild.state(&explorer, &path);
+        let mut next = Level::default();
+        // The new fingerprints of this level: the first path to each wins.
+        let mut fresh: HashSet<u64, BuildHasherDefault<Unhashed>> = HashSet::default();
+        let expanding = paths[level].len();
+        for index in 0..expanding {
+            let letters = letters_to(&paths, level, index);
+            let state = rebuild.state(&explorer, &letters);
             if state.diverged.is_some() || state.ended {
                 continue;
             }
-            for op in explorer.candidates(state) {
+            for (letter, op) in explorer.candidate_letters(state) {
                 let Some(successor) = explorer.step(state, &op, true) else {
                     continue;
                 };
                 generated += 1;
-                if seen.insert(successor.identity) {
-                    new_states += 1;
-                    if successor.diverged.is_none() && !successor.ended {
-                        next.push(successor.trace);
-                    }
+                let id = successor.identity;
+                let expand = successor.diverged.is_none() && !successor.ended;
+                if !seen.contains(id) && fresh.insert(id) && expand {
+                    next.push(index, letter);
                 }
             }
             expanded += 1;
             if expanded.is_multiple_of(64) && last_report.elapsed() >= Duration::from_millis(100) {
                 last_report = Instant::now();
-                let memory = crate::memory::resident_bytes().unwrap_or(
-                    (seen.len() as u64).saturating_mul(ESTIMATED_BYTES_PER_STATE)
-                        + (next.len() + expanding) as u64 * 128,
-                );
+                let held = seen.bytes()
+                    + (paths.iter()).map(Level::bytes).sum::<u64>()
+                    + next.bytes()
+                    + (fresh.capacity() as u64) * 9;
+                let memory = crate::memory::resident_bytes().unwrap_or(held);
                 peak_memory = peak_memory.max(Some(memory));
                 let growth = memory.saturating_sub(last_memory);
                 last_memory = memory;
@@ -224,21 +255,29 @@ pub fn fixpoint<E: Reference, L: Explorable>(
                 }
                 progress(FixpointProgress {
                     level,
-                    distinct: seen.len(),
+                    distinct: seen.len() + fresh.len(),
                     frontier: expanding,
                     memory,
                 });
             }
         }
+        let new_states = fresh.len();
         if new_states > 0 {
             levels.push(new_states);
         }
+        let mut sorted: Vec<u64> = fresh.into_iter().collect();
+        sorted.sort_unstable();
+        seen.merge(&sorted);
+        drop(sorted);
+        next.parent.shrink_to_fit();
+        next.letter.shrink_to_fit();
+        paths.push(next);
         let memory = crate::memory::resident_bytes().unwrap_or(0);
         peak_memory = peak_memory.max(Some(memory));
         progress(FixpointProgress {
             level: level + 1,
             distinct: seen.len(),
-            frontier: next.len(),
+            frontier: paths.last().map_or(0, Level::len),
             memory,
         });
         // The first level with a divergence holds the shortest ones.
@@ -248,9 +287,9 @@ pub fn fixpoint<E: Reference, L: Explorable>(
         if found {
             break;
         }
-        frontier = next;
     }
-    let fixpoint = frontier.is_empty() && stopped.is_none() && interrupted.is_none();
+    let frontier_empty = paths.last().is_none_or(|l| l.len() == 0);
+    let fixpoint = frontier_empty && stopped.is_none() && interrupted.is_none();
     let counterexample = (explorer.shortest.lock())
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
@@ -377,6 +416,88 @@ impl fmt::Display for FixpointReport {
             ),
             None => writeln!(f, "no divergence in the states explored"),
             Some(cx) => crate::explore::write_counterexample(f, cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::Bounds;
+    use lazy::Lazy;
+    use model::Eager;
+
+    /// Breadth first the plain way, every state of a level kept whole and
+    /// every fingerprint in a hash set: the distinct states and the new
+    /// states per level, for at most `config.max_levels` levels.
+    fn plain_breadth_first(config: &ExploreConfig) -> (usize, Vec<usize>) {
+        let config = ExploreConfig {
+            canonical: true,
+            ..config.clone()
+        };
+        let explorer = Explorer::new(Eager::new(), Lazy::new(), &config);
+        let start = explorer.start_state();
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(start.identity);
+        let mut frontier = vec![start];
+        let mut levels = vec![1];
+        while !frontier.is_empty() && config.max_levels.is_none_or(|m| levels.len() - 1 < m) {
+            let mut next = Vec::new();
+            for state in &frontier {
+                if state.diverged.is_some() || state.ended {
+                    continue;
+                }
+                for op in explorer.candidates(state) {
+                    if let Some(successor) = explorer.step(state, &op, true) {
+                        if seen.insert(successor.identity) {
+                            next.push(successor);
+                        }
+                    }
+                }
+            }
+            if !next.is_empty() {
+                levels.push(next.len());
+            }
+            frontier = next;
+        }
+        (seen.len(), levels)
+    }
+
+    /// The fixpoint explorer, which keeps 8 bytes of fingerprint and 6 of
+    /// path a state and makes each state again by replaying its letters,
+    /// counts the states and levels a breadth-first search that keeps
+    /// every state whole counts: the deep letters to their fixpoint, the
+    /// default letters and `--frames` for their first levels.
+    #[test]
+    fn the_fixpoint_counts_what_a_plain_search_counts() {
+        let deep = ExploreConfig {
+            deep: true,
+            max_nesting: 2,
+            bounds: Bounds {
+                min_id: -2,
+                max_js: Some(1),
+                ..Bounds::default()
+            },
+            ..ExploreConfig::default()
+        };
+        let default = ExploreConfig {
+            max_levels: Some(5),
+            ..ExploreConfig::default()
+        };
+        let frames = ExploreConfig {
+            frames: true,
+            max_levels: Some(4),
+            ..ExploreConfig::default()
+        };
+        for config in [deep, default, frames] {
+            let report = fixpoint(Eager::new(), Lazy::new(), &config, None, &mut |_| {});
+            let (distinct, levels) = plain_breadth_first(&config);
+            assert_eq!(
+                (report.distinct, &report.levels),
+                (distinct, &levels),
+                "{report}"
+            );
+            assert!(distinct > 100, "{report}");
         }
     }
 }
