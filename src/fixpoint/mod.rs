@@ -21,17 +21,17 @@
 //! last level that added a state: every reachable state is reached by a
 //! path of at most that many ops.
 
+pub mod level;
 pub mod seen;
 
 use crate::explore::{
-    Explorable, ExploreConfig, Explored, Explorer, MemoryStop, Reference, SituationReached, State,
-    Unhashed, MEMORY_RESERVE, SOMETIMES,
+    Explorable, ExploreConfig, Explored, Explorer, MemoryStop, Reference, SituationReached,
+    MEMORY_RESERVE, SOMETIMES,
 };
 use crate::lockstep::Counterexample;
+use level::{Level, Monitor};
 use seen::Seen;
-use std::collections::HashSet;
 use std::fmt;
-use std::hash::BuildHasherDefault;
 use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
@@ -87,84 +87,6 @@ impl FixpointReport {
     }
 }
 
-/// The states of one level that are expanded at the next, in breadth-first
-/// order: each as the index of its parent in the level before and the
-/// letter (an index into the alphabet) that led from it, 6 bytes a state.
-/// Every level is kept: a state's path is read back through its parents.
-#[derive(Debug, Default)]
-struct Level {
-    parent: Vec<u32>,
-    letter: Vec<u16>,
-}
-
-impl Level {
-    fn len(&self) -> usize {
-        self.parent.len()
-    }
-
-    fn push(&mut self, parent: usize, letter: usize) {
-        // A level of 2^32 states would need some 100 GB of fingerprints and
-        // paths: the memory limit stops a run long before.
-        self.parent
-            .push(u32::try_from(parent).expect("fewer than 2^32 states a level"));
-        self.letter
-            .push(u16::try_from(letter).expect("fewer than 2^16 letters"));
-    }
-
-    fn bytes(&self) -> u64 {
-        (self.parent.capacity() * 4 + self.letter.capacity() * 2) as u64
-    }
-}
-
-/// The letters from the start state to state `index` of level `depth`.
-fn letters_to(levels: &[Level], depth: usize, mut index: usize) -> Vec<usize> {
-    let mut letters = vec![0; depth];
-    for d in (1..=depth).rev() {
-        letters[d - 1] = usize::from(levels[d].letter[index]);
-        index = levels[d].parent[index] as usize;
-    }
-    letters
-}
-
-/// Makes the state at the end of a path of letters by replaying it from
-/// the start state, keeping the states along the last path made:
-/// consecutive states of a breadth-first level share most of their paths,
-/// so each is mostly one step from the last. The ops are made from the
-/// letters as [`Explorer::candidates`] makes them, and the same steps run,
-/// canonical forms included, so replaying makes the very state that was
-/// found.
-struct Rebuilder<E, L> {
-    start: State<E, L>,
-    /// The letters of the last path made and the state after each.
-    chain: Vec<(usize, State<E, L>)>,
-}
-
-impl<E: Reference, L: Explorable> Rebuilder<E, L> {
-    fn new(start: State<E, L>) -> Self {
-        Rebuilder {
-            start,
-            chain: Vec::new(),
-        }
-    }
-
-    fn state(&mut self, explorer: &Explorer<E, L>, letters: &[usize]) -> &State<E, L> {
-        let kept = (self.chain.iter().zip(letters))
-            .take_while(|((made, _), letter)| made == *letter)
-            .count();
-        self.chain.truncate(kept);
-        for &letter in &letters[kept..] {
-            let before = self.chain.last().map_or(&self.start, |(_, s)| s);
-            let op = explorer.alphabet()[letter].op(before.eager.execution_async_id());
-            let mut state = explorer
-                .step(before, &op, false)
-                .expect("a replayed op was enabled when it was found");
-            state.trace = before.trace.then(op);
-            self.chain.push((letter, state));
-        }
-        self.chain.last().map_or(&self.start, |(_, s)| s)
-    }
-}
-
 /// Explore from `eager` and `lazy` breadth first to the fixpoint (or the
 /// first level with a divergence), stopping before the memory in use
 /// reaches `max_memory`; `progress` is called about ten times a second.
@@ -190,88 +112,67 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     // again by replaying its letters ([`Rebuilder`]), which costs about
     // one step per state in breadth-first order and keeps 6 bytes a state
     // instead of two environments.
-    let mut rebuild = Rebuilder::new(first);
+    let start_state = first;
     let mut paths: Vec<Level> = vec![Level::default()];
     paths[0].push(0, 0);
     let mut levels = vec![1usize];
     let mut generated = 0usize;
-    let mut expanded = 0usize;
     let mut stopped = None;
     let mut interrupted = None;
     let mut peak_memory = crate::memory::resident_bytes();
-    let mut last_report = Instant::now();
     let mut last_memory = peak_memory.unwrap_or(0);
     'levels: while paths.last().is_some_and(|l| l.len() > 0) {
         let level = levels.len() - 1;
         if config.max_levels.is_some_and(|max| level >= max) {
             break;
         }
-        let mut next = Level::default();
-        // The new fingerprints of this level: the first path to each wins.
-        let mut fresh: HashSet<u64, BuildHasherDefault<Unhashed>> = HashSet::default();
         let expanding = paths[level].len();
-        for index in 0..expanding {
-            let letters = letters_to(&paths, level, index);
-            let state = rebuild.state(&explorer, &letters);
-            if state.diverged.is_some() || state.ended {
-                continue;
-            }
-            for (letter, op) in explorer.candidate_letters(state) {
-                let Some(successor) = explorer.step(state, &op, true) else {
-                    continue;
-                };
-                generated += 1;
-                let id = successor.identity;
-                let expand = successor.diverged.is_none() && !successor.ended;
-                if !seen.contains(id) && fresh.insert(id) && expand {
-                    next.push(index, letter);
+        let mut monitor = |held: u64, distinct: usize| {
+            let memory = crate::memory::resident_bytes().unwrap_or(held);
+            peak_memory = peak_memory.max(Some(memory));
+            let growth = memory.saturating_sub(last_memory);
+            last_memory = memory;
+            if let Some(limit) = max_memory {
+                let reserve = MEMORY_RESERVE.saturating_add(growth.saturating_mul(4));
+                if memory.saturating_add(reserve) >= limit {
+                    stopped = Some(MemoryStop {
+                        memory,
+                        reserve,
+                        limit,
+                    });
+                    return false;
                 }
             }
-            expanded += 1;
-            if expanded.is_multiple_of(64) && last_report.elapsed() >= Duration::from_millis(100) {
-                last_report = Instant::now();
-                let held = seen.bytes()
-                    + (paths.iter()).map(Level::bytes).sum::<u64>()
-                    + next.bytes()
-                    + (fresh.capacity() as u64) * 9;
-                let memory = crate::memory::resident_bytes().unwrap_or(held);
-                peak_memory = peak_memory.max(Some(memory));
-                let growth = memory.saturating_sub(last_memory);
-                last_memory = memory;
-                if let Some(limit) = max_memory {
-                    let reserve = MEMORY_RESERVE.saturating_add(growth.saturating_mul(4));
-                    if memory.saturating_add(reserve) >= limit {
-                        stopped = Some(MemoryStop {
-                            memory,
-                            reserve,
-                            limit,
-                        });
-                        break 'levels;
-                    }
-                }
-                if let Some(signal) = crate::interrupt::requested() {
-                    interrupted = Some(signal);
-                    break 'levels;
-                }
-                progress(FixpointProgress {
-                    level,
-                    distinct: seen.len() + fresh.len(),
-                    frontier: expanding,
-                    memory,
-                });
+            if let Some(signal) = crate::interrupt::requested() {
+                interrupted = Some(signal);
+                return false;
             }
-        }
-        let new_states = fresh.len();
+            progress(FixpointProgress {
+                level,
+                distinct,
+                frontier: expanding,
+                memory,
+            });
+            true
+        };
+        let Some(expansion) = level::expand(
+            &explorer,
+            &start_state,
+            &paths,
+            &seen,
+            config.threads.max(1),
+            &mut Monitor(&mut monitor),
+        ) else {
+            break 'levels;
+        };
+        generated += expansion.generated;
+        let new_states = expansion.fresh.len();
         if new_states > 0 {
             levels.push(new_states);
         }
-        let mut sorted: Vec<u64> = fresh.into_iter().collect();
-        sorted.sort_unstable();
-        seen.merge(&sorted);
-        drop(sorted);
-        next.parent.shrink_to_fit();
-        next.letter.shrink_to_fit();
-        paths.push(next);
+        seen.merge(&expansion.fresh);
+        drop(expansion.fresh);
+        paths.push(expansion.next);
         let memory = crate::memory::resident_bytes().unwrap_or(0);
         peak_memory = peak_memory.max(Some(memory));
         progress(FixpointProgress {
@@ -499,5 +400,69 @@ mod tests {
             );
             assert!(distinct > 100, "{report}");
         }
+    }
+
+    /// The result does not depend on the number of threads: with one and
+    /// with three, the same states, levels, successors, verdict and
+    /// situations reached, on levels of many chunks; and the planted
+    /// mutant's counterexample is as long.
+    #[test]
+    fn the_threads_change_nothing_but_the_time() {
+        let config = |threads| ExploreConfig {
+            max_levels: Some(6),
+            threads,
+            ..ExploreConfig::default()
+        };
+        let run = |threads| {
+            fixpoint(
+                Eager::new(),
+                Lazy::new(),
+                &config(threads),
+                None,
+                &mut |_| {},
+            )
+        };
+        let (one, three) = (run(1), run(3));
+        let key = |r: &FixpointReport| {
+            let reached: Vec<bool> = r.situations.iter().map(|s| s.discovered).collect();
+            (
+                r.distinct,
+                r.levels.clone(),
+                r.generated,
+                r.fixpoint,
+                reached,
+            )
+        };
+        assert_eq!(key(&one), key(&three), "{one}\n{three}");
+        assert!(
+            one.levels
+                .iter()
+                .max()
+                .is_some_and(|&l| l > 4 * level::CHUNK),
+            "{one}"
+        );
+        let deep = |threads| ExploreConfig {
+            deep: true,
+            max_nesting: 17,
+            threads,
+            bounds: Bounds {
+                min_id: -2,
+                max_js: Some(1),
+                ..Bounds::default()
+            },
+            ..ExploreConfig::default()
+        };
+        let killed = |threads| {
+            let lazy = lazy::mutant::environment(lazy::mutant::Mutant::FallbackByStackLength);
+            let report = fixpoint(Eager::new(), lazy, &deep(threads), None, &mut |_| {});
+            let cx = report.counterexample.expect("the mutant is killed");
+            (cx.found_by.explored_ops, report.distinct, report.levels)
+        };
+        let one = killed(1);
+        assert_eq!(one, killed(3));
+        assert_eq!(
+            one.0, 16,
+            "the --deep run kills it in 17 ops, create-hook included"
+        );
     }
 }
