@@ -28,10 +28,13 @@ pub(super) struct Level {
 }
 
 impl Level {
+    /// The states of the level.
     pub(super) fn len(&self) -> usize {
         self.parent.len()
     }
 
+    /// Add the state `letter` leads to from state `parent` of the level
+    /// before.
     pub(super) fn push(&mut self, parent: usize, letter: usize) {
         // A level of 2^32 states would need some 100 GB of fingerprints and
         // paths: the memory limit stops a run long before.
@@ -41,6 +44,7 @@ impl Level {
             .push(u16::try_from(letter).expect("fewer than 2^16 letters"));
     }
 
+    /// The bytes the level takes.
     pub(super) fn bytes(&self) -> u64 {
         (self.parent.capacity() * 4 + self.letter.capacity() * 2) as u64
     }
