@@ -102,11 +102,6 @@ impl<E: Reference, L: Explorable> Rebuilder<E, L> {
 /// States of a level a thread takes at a time.
 pub const CHUNK: usize = 1024;
 
-/// What the caller is told about a level being expanded, about ten times a
-/// second: an estimate of the bytes held and the distinct states so far. It answers whether to go on (`false`: the
-/// memory limit or a signal; the level is dropped).
-pub(super) struct Monitor<'a>(pub &'a mut dyn FnMut(u64, usize) -> bool);
-
 /// A successor not seen at an earlier level, where it was met.
 #[derive(Clone, Copy, Debug)]
 struct Found {
@@ -154,15 +149,17 @@ pub(super) struct Expansion {
 }
 
 /// Expand the last level of `paths` with `threads` threads, the calling
-/// thread watching them through `monitor`; `None` when `monitor` said to
-/// stop.
+/// thread watching them: about ten times a second it tells `monitor` an
+/// estimate of the bytes held and the distinct states so far, and
+/// `monitor` answers whether to go on. `None` when it said to stop (the
+/// memory limit or a signal): the level is dropped.
 pub(super) fn expand<E: Reference, L: Explorable>(
     explorer: &Explorer<E, L>,
     start: &State<E, L>,
     paths: &[Level],
     seen: &Seen,
     threads: usize,
-    monitor: &mut Monitor<'_>,
+    monitor: &mut dyn FnMut(u64, usize) -> bool,
 ) -> Option<Expansion> {
     let level = paths.len() - 1;
     let expanding = paths[level].len();
@@ -237,7 +234,7 @@ pub(super) fn expand<E: Reference, L: Explorable>(
                             + (m.fresh.capacity() as u64) * 9;
                         (held, seen.len() + m.fresh.len())
                     };
-                    if !(monitor.0)(held, distinct) {
+                    if !monitor(held, distinct) {
                         halt.store(true, Ordering::Relaxed);
                     }
                 }

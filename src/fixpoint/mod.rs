@@ -17,7 +17,8 @@
 //!
 //! Breadth first, the first level at which a divergence appears holds the
 //! shortest counterexamples; the explorer keeps the first of them in
-//! alphabet order and stops at the end of that level. The diameter is the
+//! alphabet order (with one thread; with more, one of them) and stops at
+//! the end of that level. The diameter is the
 //! last level that added a state: every reachable state is reached by a
 //! path of at most that many ops.
 
@@ -29,7 +30,7 @@ use crate::explore::{
     MEMORY_RESERVE, SOMETIMES,
 };
 use crate::lockstep::Counterexample;
-use level::{Level, Monitor};
+use level::Level;
 use seen::Seen;
 use std::fmt;
 use std::sync::PoisonError;
@@ -161,7 +162,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
             &paths,
             &seen,
             config.threads.max(1),
-            &mut Monitor(&mut monitor),
+            &mut monitor,
         ) else {
             break 'levels;
         };
