@@ -36,7 +36,7 @@ impl Level {
     /// Add the state `letter` leads to from state `parent` of the level
     /// before.
     pub(super) fn push(&mut self, parent: usize, letter: usize) {
-        // A level of 2^32 states would need some 100 GB of fingerprints and
+        // A level of 2^32 states would need some 60 GB of fingerprints and
         // paths: the memory limit stops a run long before.
         self.parent
             .push(u32::try_from(parent).expect("fewer than 2^32 states a level"));

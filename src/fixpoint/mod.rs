@@ -325,7 +325,6 @@ impl fmt::Display for FixpointReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explore::Bounds;
     use lazy::Lazy;
     use model::Eager;
 
@@ -372,15 +371,10 @@ mod tests {
     /// default letters and `--frames` for their first levels.
     #[test]
     fn the_fixpoint_counts_what_a_plain_search_counts() {
+        let [deep, _] = crate::mutants::fixpoint_configs();
         let deep = ExploreConfig {
-            deep: true,
             max_nesting: 2,
-            bounds: Bounds {
-                min_id: -2,
-                max_js: Some(1),
-                ..Bounds::default()
-            },
-            ..ExploreConfig::default()
+            ..deep
         };
         let default = ExploreConfig {
             max_levels: Some(5),
@@ -443,15 +437,8 @@ mod tests {
             "{one}"
         );
         let deep = |threads| ExploreConfig {
-            deep: true,
-            max_nesting: 17,
             threads,
-            bounds: Bounds {
-                min_id: -2,
-                max_js: Some(1),
-                ..Bounds::default()
-            },
-            ..ExploreConfig::default()
+            ..crate::mutants::fixpoint_configs()[0].clone()
         };
         let killed = |threads| {
             let lazy = lazy::mutant::environment(lazy::mutant::Mutant::FallbackByStackLength);
