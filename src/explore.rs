@@ -53,7 +53,8 @@ use std::time::{Duration, Instant};
 /// compared and hashed, and whose behaviour-free counters can be reset.
 pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static {
     /// Reset what never changes behaviour (the cost account, op counters
-    /// beyond "some op ran"), so that states equal in behaviour hash equal.
+    /// beyond "some op ran", which numbers the open scopes and the frame
+    /// objects held carry), so that states equal in behaviour hash equal.
     fn normalise(&mut self);
 
     /// The lazy implementation's state when this side is (or wraps) one: the
@@ -76,6 +77,7 @@ impl Explorable for Eager {
         // Only `ops_applied == 0` is ever read (the generators' first op).
         self.ops_applied = self.ops_applied.min(1);
         self.canonicalise_scope_serials();
+        self.canonicalise_frame_serials();
     }
 
     fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
@@ -116,6 +118,7 @@ fn normalise_lazy<S: LazyStore>(lazy: &mut model::Environment<S>) {
     lazy.async_hooks.cost = Cost::default();
     lazy.ops_applied = lazy.ops_applied.min(1);
     lazy.canonicalise_scope_serials();
+    lazy.canonicalise_frame_serials();
 }
 
 /// The reference side: it decides which ops are possible, and the explorer
@@ -767,7 +770,7 @@ type Successors<E, L> = HashMap<std::thread::ThreadId, Vec<(Op, State<E, L>)>>;
 /// [`Explorer`]'s set of distinct states (and of the fixpoint explorer's
 /// set of a level's new states) are hashes already.
 #[derive(Default)]
-pub(crate) struct Unhashed(u64);
+struct Unhashed(u64);
 
 impl Hasher for Unhashed {
     fn finish(&self) -> u64 {

@@ -568,7 +568,14 @@ fn first_mismatch(canon: fn(&mut Eager, &mut Lazy) -> Option<Renaming>) -> Optio
         },
         ..config(0)
     };
-    let letters = scopecheck::explore::letters(&config);
+    // Beyond the explorer's letters: `als-disable`, which reaches every
+    // holder of the current frame object, and an `AsyncResource` capturing
+    // the frame that `run-in-async-scope R1` enters, so that which holders
+    // share an object (the frame serials) is observable.
+    let mut letters = scopecheck::explore::letters(&config);
+    for extra in ["als-disable A1", "als-disable A2", "async-resource R1"] {
+        letters.push(Letter::Op(extra.parse().expect("an op")));
+    }
     let answers_renamed = |answer: &Answer, r: &Option<Renaming>| -> Answer {
         let mut answer = answer.clone();
         if let (Ok(obs), Some(r)) = (&mut answer, r) {

@@ -8,10 +8,10 @@
 //! the states, the levels and the paths kept are the same with one thread
 //! or many (issue 57, point 2).
 
+use super::fresh::Fresh;
 use super::seen::Seen;
-use crate::explore::{Explorable, Explorer, Reference, State, Unhashed};
-use std::collections::{BTreeMap, HashSet};
-use std::hash::BuildHasherDefault;
+use crate::explore::{Explorable, Explorer, Reference, State};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Mutex, PoisonError};
@@ -112,14 +112,13 @@ struct Found {
 }
 
 /// The chunks' successors, merged in chunk order.
-#[derive(Default)]
 struct Merged {
     /// Chunks done before an earlier one: merged when it is.
     pending: BTreeMap<usize, Vec<Found>>,
     /// The next chunk to merge.
     next_chunk: usize,
     /// The level's new fingerprints.
-    fresh: HashSet<u64, BuildHasherDefault<Unhashed>>,
+    fresh: Fresh,
     /// The new states to expand at the next level, in breadth-first order.
     next: Level,
 }
@@ -144,11 +143,14 @@ pub(super) struct Expansion {
     pub next: Level,
     /// The level's new fingerprints, sorted.
     pub fresh: Vec<u64>,
+    /// Times the table of new fingerprints grew past the size predicted.
+    pub fresh_grown: usize,
     /// Successors made (every enabled letter of every state expanded).
     pub generated: usize,
 }
 
-/// Expand the last level of `paths` with `threads` threads, the calling
+/// Expand the last level of `paths` with `threads` threads, its new
+/// fingerprints in a table sized for `expected` of them, the calling
 /// thread watching them: about ten times a second it tells `monitor` an
 /// estimate of the bytes held and the distinct states so far, and
 /// `monitor` answers whether to go on. `None` when it said to stop (the
@@ -158,6 +160,7 @@ pub(super) fn expand<E: Reference, L: Explorable>(
     start: &State<E, L>,
     paths: &[Level],
     seen: &Seen,
+    expected: usize,
     threads: usize,
     monitor: &mut dyn FnMut(u64, usize) -> bool,
 ) -> Option<Expansion> {
@@ -167,7 +170,12 @@ pub(super) fn expand<E: Reference, L: Explorable>(
     let next_chunk = AtomicUsize::new(0);
     let generated = AtomicUsize::new(0);
     let halt = AtomicBool::new(false);
-    let merged = Mutex::new(Merged::default());
+    let merged = Mutex::new(Merged {
+        pending: BTreeMap::new(),
+        next_chunk: 0,
+        fresh: Fresh::with_expected(expected),
+        next: Level::default(),
+    });
     let (done, finished) = mpsc::channel::<()>();
     let threads = threads.clamp(1, chunks.max(1));
     std::thread::scope(|scope| {
@@ -231,7 +239,7 @@ pub(super) fn expand<E: Reference, L: Explorable>(
                         let held = seen.bytes()
                             + paths.iter().map(Level::bytes).sum::<u64>()
                             + m.next.bytes()
-                            + (m.fresh.capacity() as u64) * 9;
+                            + m.fresh.bytes();
                         (held, seen.len() + m.fresh.len())
                     };
                     if !monitor(held, distinct) {
@@ -246,14 +254,15 @@ pub(super) fn expand<E: Reference, L: Explorable>(
     }
     let merged = merged.into_inner().unwrap_or_else(PoisonError::into_inner);
     debug_assert!(merged.pending.is_empty() && merged.next_chunk == chunks);
-    let mut fresh: Vec<u64> = merged.fresh.into_iter().collect();
-    fresh.sort_unstable();
+    let fresh_grown = merged.fresh.grown();
+    let fresh = merged.fresh.into_sorted();
     let mut next = merged.next;
     next.parent.shrink_to_fit();
     next.letter.shrink_to_fit();
     Some(Expansion {
         next,
         fresh,
+        fresh_grown,
         generated: generated.into_inner(),
     })
 }

@@ -6,7 +6,9 @@
 //!
 //! The states are the depth-bounded explorer's ([`crate::explore`]) made
 //! canonical: the cost account and op counters normalised, the scope serials
-//! renumbered, and the async ids `newAsyncId()` drew renamed in order
+//! and the frame objects `enterWith` made renumbered
+//! (`Environment::canonicalise_frame_serials`, issue 57, point 3), and the
+//! async ids `newAsyncId()` drew renamed in order
 //! ([`crate::canonical`]). Without the renaming every `next-tick` would make
 //! a new state and no frontier would ever empty. A state is stored as a
 //! fingerprint (64 bits of aHash, as stateright stores its states), all of
@@ -22,6 +24,7 @@
 //! last level that added a state: every reachable state is reached by a
 //! path of at most that many ops.
 
+mod fresh;
 pub mod level;
 pub mod seen;
 
@@ -79,12 +82,30 @@ pub struct FixpointReport {
     pub interrupted: Option<i32>,
     /// The largest resident set seen while exploring, where `/proc` tells it.
     pub peak_memory: Option<u64>,
+    /// Levels whose table of new fingerprints, sized from the levels
+    /// before, filled and grew ([`expected_fresh`] predicted short).
+    pub fresh_tables_grown: usize,
 }
 
 impl FixpointReport {
     /// The longest shortest path: the last level that added a state.
     pub fn diameter(&self) -> usize {
         self.levels.len().saturating_sub(1)
+    }
+}
+
+/// The new fingerprints a level is expected to add, given those the
+/// levels before added (`levels`, the start state first): the last
+/// level's, grown as the last level grew on the one before. Growth falls
+/// level by level, so this is mostly a little above what comes; where it
+/// is short, the table grows.
+fn expected_fresh(levels: &[usize]) -> usize {
+    match levels {
+        [.., before, last] => {
+            let growth = *last as f64 / (*before).max(1) as f64;
+            (*last as f64 * growth.max(1.0)) as usize
+        }
+        _ => 64,
     }
 }
 
@@ -118,6 +139,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     paths[0].push(0, 0);
     let mut levels = vec![1usize];
     let mut generated = 0usize;
+    let mut fresh_tables_grown = 0usize;
     let mut stopped = None;
     let mut interrupted = None;
     let mut peak_memory = crate::memory::resident_bytes();
@@ -161,12 +183,14 @@ pub fn fixpoint<E: Reference, L: Explorable>(
             &start_state,
             &paths,
             &seen,
+            expected_fresh(&levels),
             config.threads.max(1),
             &mut monitor,
         ) else {
             break 'levels;
         };
         generated += expansion.generated;
+        fresh_tables_grown += usize::from(expansion.fresh_grown > 0);
         let new_states = expansion.fresh.len();
         if new_states > 0 {
             levels.push(new_states);
@@ -221,6 +245,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
         stopped,
         interrupted,
         peak_memory,
+        fresh_tables_grown,
     }
 }
 
@@ -264,11 +289,18 @@ impl fmt::Display for FixpointReport {
                 .join(" ")
         )?;
         if let Some(bytes) = self.peak_memory {
-            writeln!(
+            write!(
                 f,
                 "peak memory in use: {} resident",
                 crate::memory::human(bytes)
             )?;
+            match self.fresh_tables_grown {
+                0 => writeln!(f)?,
+                n => writeln!(
+                    f,
+                    " ({n} levels outgrew the table of new fingerprints sized for them)"
+                )?,
+            }
         }
         if self.fixpoint {
             writeln!(
@@ -320,6 +352,22 @@ impl fmt::Display for FixpointReport {
             Some(cx) => crate::explore::write_counterexample(f, cx),
         }
     }
+}
+
+/// Fingerprint-like numbers for the tests of [`seen`] and [`fresh`]: a
+/// small deterministic generator (SplitMix64).
+#[cfg(test)]
+fn numbers(seed: u64, n: usize) -> Vec<u64> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -87,21 +87,8 @@ impl Seen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixpoint::numbers;
     use std::collections::HashSet;
-
-    /// A small deterministic generator (SplitMix64).
-    fn numbers(seed: u64, n: usize) -> Vec<u64> {
-        let mut x = seed;
-        (0..n)
-            .map(|_| {
-                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = x;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                z ^ (z >> 31)
-            })
-            .collect()
-    }
 
     /// Merged level by level, the run answers as a hash set of the same
     /// fingerprints does, for even hashes and for fingerprints bunched at

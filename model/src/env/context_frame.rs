@@ -43,6 +43,7 @@
 //! [`super::async_local_storage`].
 
 use super::async_local_storage::ResourceStores;
+use super::microtasks::Microtask;
 use super::{not_in_family, AlsRestore, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::NodeVersion;
 use crate::vocab::{
@@ -257,6 +258,65 @@ impl JsObjects {
     fn with_defaults(&self) -> impl Iterator<Item = AlsId> + '_ {
         self.0.iter().flat_map(|o| o.defaults.keys().copied())
     }
+
+    /// Renumber the frame objects by `renumber` (each frame the trace's
+    /// objects hold, in object order), then keep only what `disable` deleted
+    /// from the objects still held, and count `held` objects made.
+    fn renumber_frames(&mut self, renumber: &mut Renumbering) {
+        let Some(o) = self.0.as_mut() else {
+            return;
+        };
+        for frame in o.resource_frames.values_mut() {
+            renumber.frame(frame);
+        }
+        for context in o.async_contexts.values_mut() {
+            renumber.frame(&mut context.frame);
+        }
+        o.frames_made = renumber.held();
+        o.disabled = std::mem::take(&mut o.disabled)
+            .into_iter()
+            .filter_map(|(serial, als)| renumber.renamed(serial).map(|s| (s, als)))
+            .collect();
+    }
+
+    /// Frame objects made by `enterWith` so far.
+    fn frames_made(&self) -> u32 {
+        self.0.as_ref().map_or(0, |o| o.frames_made)
+    }
+}
+
+/// The renumbering of frame objects in order of appearance: the `n`-th
+/// distinct serial met becomes `n` (1, 2, ...).
+#[derive(Debug, Default)]
+struct Renumbering {
+    /// The old serial of each new one, new serial `i + 1` at index `i`.
+    met: Vec<u32>,
+}
+
+impl Renumbering {
+    /// Renumber the frame object `frame` holds, if any.
+    fn frame(&mut self, frame: &mut ContextFrame) {
+        if let Some(object) = frame.0.as_mut() {
+            let old = object.serial;
+            object.serial = match self.renamed(old) {
+                Some(new) => new,
+                None => {
+                    self.met.push(old);
+                    self.held()
+                }
+            };
+        }
+    }
+
+    /// The new serial of the object that was `old`, if it was met.
+    fn renamed(&self, old: u32) -> Option<u32> {
+        (self.met.iter().position(|&m| m == old)).map(|i| i as u32 + 1)
+    }
+
+    /// How many distinct objects were met.
+    fn held(&self) -> u32 {
+        self.met.len() as u32
+    }
 }
 
 impl<S: AsyncIdStack> Environment<S> {
@@ -423,6 +483,79 @@ impl<S: AsyncIdStack> Environment<S> {
     }
 }
 
+impl<S: AsyncIdStack> Environment<S> {
+    /// Number the frame objects canonically without changing behaviour, as
+    /// [`Environment::canonicalise_scope_serials`] does the scopes (for the
+    /// explorer): the objects held anywhere, 1, 2, ... in order of
+    /// appearance; `disable`'s deletions kept for those alone; the count of
+    /// frames made set to how many are held, so that the next `enterWith`'s
+    /// object is new. A serial says only which holders share one object
+    /// (whom a `disable` reaches), so two states that differ only in how
+    /// many objects `enterWith` made and dropped before then compare equal.
+    ///
+    /// The holders, in this order: the current frame; each open frame's
+    /// (a scope's `prior_context_frame_`, a tick's or a Timeout's captured
+    /// frame, the prior frame a tick, a Timeout, a microtask or
+    /// `runInAsyncScope` puts back); the queued ticks', microtasks' and
+    /// Timeouts'; each `AsyncResource`'s and N-API async context's.
+    pub fn canonicalise_frame_serials(&mut self) {
+        if self.js_objects.frames_made() == 0 {
+            return;
+        }
+        let mut renumber = Renumbering::default();
+        renumber.frame(&mut self.context_frame);
+        for frame in self.frames.iter_mut() {
+            if let Some(scope) = frame.held_scope_mut() {
+                renumber.frame(&mut scope.prior_context_frame);
+            }
+            match frame {
+                Frame::Tick {
+                    tick,
+                    prior_context_frame,
+                    ..
+                } => {
+                    renumber.frame(&mut tick.context_frame);
+                    renumber.frame(prior_context_frame);
+                }
+                Frame::Timer {
+                    timeout,
+                    prior_context_frame,
+                    ..
+                } => {
+                    renumber.frame(&mut timeout.context_frame);
+                    renumber.frame(prior_context_frame);
+                }
+                Frame::RunInAsyncScope {
+                    prior_context_frame,
+                    ..
+                }
+                | Frame::Microtask {
+                    prior_context_frame,
+                    ..
+                } => renumber.frame(prior_context_frame),
+                Frame::Native(_)
+                | Frame::DefaultTriggerScope { .. }
+                | Frame::AlsRun { .. }
+                | Frame::Listener => {}
+            }
+        }
+        for tick in self.ticks.queue.iter_mut() {
+            renumber.frame(&mut tick.context_frame);
+        }
+        for job in self.microtasks.queue.iter_mut() {
+            match job {
+                Microtask::Callback { context_frame, .. }
+                | Microtask::Reaction { context_frame, .. } => renumber.frame(context_frame),
+                Microtask::DisablePromiseHook | Microtask::ModuleRejection { .. } => {}
+            }
+        }
+        for timeout in self.timers.waiting.iter_mut() {
+            renumber.frame(&mut timeout.context_frame);
+        }
+        self.js_objects.renumber_frames(&mut renumber);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,5 +590,63 @@ mod tests {
         let kept = a.copy_with(AlsId(1), None, true, 6, &[]);
         assert_eq!(kept.lookup(AlsId(1)), Some(None));
         assert!(!kept.has_stores());
+    }
+}
+
+#[cfg(test)]
+mod renumbering_tests {
+    use crate::vocab::{Observation, Op, Runtime};
+    use crate::Eager;
+
+    fn run(env: &mut Eager, ops: &[&str]) -> Vec<Observation> {
+        let mut seen = Vec::new();
+        for op in ops {
+            let op: Op = op.parse().expect("an op");
+            seen.extend(env.apply(&op).expect("the op runs"));
+        }
+        seen
+    }
+
+    /// Renumbering answers every op as the state it stands for, merges
+    /// states that differ only in the objects dropped, and has teeth: with
+    /// the count of frames made one short, the next `enterWith` reuses a
+    /// held object's serial, and `disable` reaches that object too.
+    #[test]
+    fn renumbered_frames_answer_as_before_and_a_reused_serial_is_caught() {
+        let mut original = Eager::new();
+        // Object 1 is dropped; object 2 is current and held by a tick.
+        run(
+            &mut original,
+            &["als-enter-with A1 1", "als-enter-with A1 2", "next-tick"],
+        );
+        let mut canonical = original.clone();
+        canonical.canonicalise_frame_serials();
+        assert_ne!(canonical, original, "object 2 became object 1");
+        let mut fewer = Eager::new();
+        run(&mut fewer, &["als-enter-with A1 2", "next-tick"]);
+        fewer.ops_applied = canonical.ops_applied;
+        assert_eq!(canonical, fewer);
+        let mut again = canonical.clone();
+        again.canonicalise_frame_serials();
+        assert_eq!(again, canonical);
+
+        let mut reused = canonical.clone();
+        if let Some(objects) = reused.js_objects.0.as_mut() {
+            objects.frames_made -= 1;
+        }
+        let then = [
+            "als-enter-with A1 3",
+            "als-disable A1",
+            "als-get-store A1",
+            "close",
+        ];
+        let expected = run(&mut original, &then);
+        let tick_sees_2 = |seen: &[Observation]| {
+            (seen.iter()).any(|o| matches!(o, Observation::TickStore { value: 2, .. }))
+        };
+        assert!(tick_sees_2(&expected), "{expected:?}");
+        assert_eq!(run(&mut canonical, &then), expected);
+        let wrong = run(&mut reused, &then);
+        assert!(!tick_sees_2(&wrong), "{wrong:?}");
     }
 }
