@@ -43,7 +43,6 @@
 //! [`super::async_local_storage`].
 
 use super::async_local_storage::ResourceStores;
-use super::microtasks::Microtask;
 use super::{not_in_family, AlsRestore, AsyncIdStack, Died, Environment, Frame, Refusal};
 use crate::vocab::NodeVersion;
 use crate::vocab::{
@@ -262,7 +261,7 @@ impl JsObjects {
     /// Renumber the frame objects by `renumber` (each frame the trace's
     /// objects hold, in object order), then keep only what `disable` deleted
     /// from the objects still held, and count `held` objects made.
-    fn renumber_frames(&mut self, renumber: &mut Renumbering) {
+    pub(super) fn renumber_frames(&mut self, renumber: &mut Renumbering) {
         let Some(o) = self.0.as_mut() else {
             return;
         };
@@ -280,7 +279,7 @@ impl JsObjects {
     }
 
     /// Frame objects made by `enterWith` so far.
-    fn frames_made(&self) -> u32 {
+    pub(super) fn frames_made(&self) -> u32 {
         self.0.as_ref().map_or(0, |o| o.frames_made)
     }
 }
@@ -288,14 +287,14 @@ impl JsObjects {
 /// The renumbering of frame objects in order of appearance: the `n`-th
 /// distinct serial met becomes `n` (1, 2, ...).
 #[derive(Debug, Default)]
-struct Renumbering {
+pub(super) struct Renumbering {
     /// The old serial of each new one, new serial `i + 1` at index `i`.
     met: Vec<u32>,
 }
 
 impl Renumbering {
     /// Renumber the frame object `frame` holds, if any.
-    fn frame(&mut self, frame: &mut ContextFrame) {
+    pub(super) fn frame(&mut self, frame: &mut ContextFrame) {
         if let Some(object) = frame.0.as_mut() {
             let old = object.serial;
             object.serial = match self.renamed(old) {
@@ -480,79 +479,6 @@ impl<S: AsyncIdStack> Environment<S> {
     pub(crate) fn async_resource(&mut self, r: ResourceId) {
         self.js_objects
             .capture(r, ContextFrame::clone(&self.context_frame));
-    }
-}
-
-impl<S: AsyncIdStack> Environment<S> {
-    /// Number the frame objects canonically without changing behaviour, as
-    /// [`Environment::canonicalise_scope_serials`] does the scopes (for the
-    /// explorer): the objects held anywhere, 1, 2, ... in order of
-    /// appearance; `disable`'s deletions kept for those alone; the count of
-    /// frames made set to how many are held, so that the next `enterWith`'s
-    /// object is new. A serial says only which holders share one object
-    /// (whom a `disable` reaches), so two states that differ only in how
-    /// many objects `enterWith` made and dropped before then compare equal.
-    ///
-    /// The holders, in this order: the current frame; each open frame's
-    /// (a scope's `prior_context_frame_`, a tick's or a Timeout's captured
-    /// frame, the prior frame a tick, a Timeout, a microtask or
-    /// `runInAsyncScope` puts back); the queued ticks', microtasks' and
-    /// Timeouts'; each `AsyncResource`'s and N-API async context's.
-    pub fn canonicalise_frame_serials(&mut self) {
-        if self.js_objects.frames_made() == 0 {
-            return;
-        }
-        let mut renumber = Renumbering::default();
-        renumber.frame(&mut self.context_frame);
-        for frame in self.frames.iter_mut() {
-            if let Some(scope) = frame.held_scope_mut() {
-                renumber.frame(&mut scope.prior_context_frame);
-            }
-            match frame {
-                Frame::Tick {
-                    tick,
-                    prior_context_frame,
-                    ..
-                } => {
-                    renumber.frame(&mut tick.context_frame);
-                    renumber.frame(prior_context_frame);
-                }
-                Frame::Timer {
-                    timeout,
-                    prior_context_frame,
-                    ..
-                } => {
-                    renumber.frame(&mut timeout.context_frame);
-                    renumber.frame(prior_context_frame);
-                }
-                Frame::RunInAsyncScope {
-                    prior_context_frame,
-                    ..
-                }
-                | Frame::Microtask {
-                    prior_context_frame,
-                    ..
-                } => renumber.frame(prior_context_frame),
-                Frame::Native(_)
-                | Frame::DefaultTriggerScope { .. }
-                | Frame::AlsRun { .. }
-                | Frame::Listener => {}
-            }
-        }
-        for tick in self.ticks.queue.iter_mut() {
-            renumber.frame(&mut tick.context_frame);
-        }
-        for job in self.microtasks.queue.iter_mut() {
-            match job {
-                Microtask::Callback { context_frame, .. }
-                | Microtask::Reaction { context_frame, .. } => renumber.frame(context_frame),
-                Microtask::DisablePromiseHook | Microtask::ModuleRejection { .. } => {}
-            }
-        }
-        for timeout in self.timers.waiting.iter_mut() {
-            renumber.frame(&mut timeout.context_frame);
-        }
-        self.js_objects.renumber_frames(&mut renumber);
     }
 }
 

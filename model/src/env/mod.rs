@@ -409,6 +409,80 @@ impl<S: AsyncIdStack> Environment<S> {
         self.heap.next_scope = open.len() as ScopeSerial;
     }
 
+    /// Number the frame objects canonically without changing behaviour, as
+    /// [`Environment::canonicalise_scope_serials`] does the scopes (for the
+    /// explorer): the objects held anywhere, 1, 2, ... in order of
+    /// appearance; `disable`'s deletions kept for those alone; the count of
+    /// frames made set to how many are held, so that the next `enterWith`'s
+    /// object is new. A serial says only which holders share one object
+    /// (whom a `disable` reaches), so two states that differ only in how
+    /// many objects `enterWith` made and dropped before then compare equal.
+    ///
+    /// The holders, in this order: the current frame; each open frame's
+    /// (a scope's `prior_context_frame_`, a tick's or a Timeout's captured
+    /// frame, the prior frame a tick, a Timeout, a microtask or
+    /// `runInAsyncScope` puts back); the queued ticks', microtasks' and
+    /// Timeouts'; each `AsyncResource`'s and N-API async context's.
+    pub fn canonicalise_frame_serials(&mut self) {
+        if self.js_objects.frames_made() == 0 {
+            return;
+        }
+        let mut renumber = context_frame::Renumbering::default();
+        renumber.frame(&mut self.context_frame);
+        for frame in self.frames.iter_mut() {
+            if let Some(scope) = frame.held_scope_mut() {
+                renumber.frame(&mut scope.prior_context_frame);
+            }
+            match frame {
+                Frame::Tick {
+                    tick,
+                    prior_context_frame,
+                    ..
+                } => {
+                    renumber.frame(&mut tick.context_frame);
+                    renumber.frame(prior_context_frame);
+                }
+                Frame::Timer {
+                    timeout,
+                    prior_context_frame,
+                    ..
+                } => {
+                    renumber.frame(&mut timeout.context_frame);
+                    renumber.frame(prior_context_frame);
+                }
+                Frame::RunInAsyncScope {
+                    prior_context_frame,
+                    ..
+                }
+                | Frame::Microtask {
+                    prior_context_frame,
+                    ..
+                } => renumber.frame(prior_context_frame),
+                Frame::Native(_)
+                | Frame::DefaultTriggerScope { .. }
+                | Frame::AlsRun { .. }
+                | Frame::Listener => {}
+            }
+        }
+        for tick in self.ticks.queue.iter_mut() {
+            renumber.frame(&mut tick.context_frame);
+        }
+        for job in self.microtasks.queue.iter_mut() {
+            match job {
+                microtasks::Microtask::Callback { context_frame, .. }
+                | microtasks::Microtask::Reaction { context_frame, .. } => {
+                    renumber.frame(context_frame)
+                }
+                microtasks::Microtask::DisablePromiseHook
+                | microtasks::Microtask::ModuleRejection { .. } => {}
+            }
+        }
+        for timeout in self.timers.waiting.iter_mut() {
+            renumber.frame(&mut timeout.context_frame);
+        }
+        self.js_objects.renumber_frames(&mut renumber);
+    }
+
     /// JS can run: some native scope is open and the environment is not stopping.
     pub fn js_running(&self) -> bool {
         self.async_callback_scope_depth > 0 && !self.is_stopping

@@ -1,0 +1,142 @@
+//! The two sides the explorer runs ([`Explorable`]), the reference one
+//! among them ([`Reference`]: which ops are possible, what the letters
+//! read off it), and what is normalised in each after every op.
+
+use crate::canonical::RenameIds;
+use crate::coverage::LazySide;
+use lazy::mutant::Mutated;
+use lazy::{Lazy, LazyStore};
+use model::vocab::{AsyncId, Cost, Op, Runtime};
+use model::Eager;
+use std::fmt;
+use std::hash::Hash;
+
+/// A side the explorer can run: a [`Runtime`] whose states can be cloned,
+/// compared and hashed, and whose behaviour-free counters can be reset.
+pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + 'static {
+    /// Reset what never changes behaviour (the cost account, op counters
+    /// beyond "some op ran", which numbers the open scopes and the frame
+    /// objects held carry), so that states equal in behaviour hash equal.
+    fn normalise(&mut self);
+
+    /// The lazy implementation's state when this side is (or wraps) one: the
+    /// named situations are read off it. `None` (the default): no situations.
+    fn lazy_view(&self) -> Option<&dyn LazySide> {
+        None
+    }
+
+    /// This side's async ids, for the fixpoint explorer's canonical states
+    /// ([`crate::canonical`]). `None` (the default): the side cannot be
+    /// renamed, and no state of the pair is.
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+        None
+    }
+}
+
+impl Explorable for Eager {
+    fn normalise(&mut self) {
+        self.async_hooks.cost = Cost::default();
+        // Only `ops_applied == 0` is ever read (the generators' first op).
+        self.ops_applied = self.ops_applied.min(1);
+        self.canonicalise_scope_serials();
+        self.canonicalise_frame_serials();
+    }
+
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+        Some(self)
+    }
+}
+
+impl Explorable for Lazy {
+    fn normalise(&mut self) {
+        normalise_lazy(self);
+    }
+
+    fn lazy_view(&self) -> Option<&dyn LazySide> {
+        Some(self)
+    }
+
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+        Some(self)
+    }
+}
+
+/// A lazy side with a mutant planted (`scopecheck mutants`, `explore --mutant`).
+impl Explorable for model::Environment<Mutated> {
+    fn normalise(&mut self) {
+        normalise_lazy(self);
+    }
+
+    fn lazy_view(&self) -> Option<&dyn LazySide> {
+        Some(self)
+    }
+
+    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+        Some(self)
+    }
+}
+
+fn normalise_lazy<S: LazyStore>(lazy: &mut model::Environment<S>) {
+    lazy.async_hooks.cost = Cost::default();
+    lazy.ops_applied = lazy.ops_applied.min(1);
+    lazy.canonicalise_scope_serials();
+    lazy.canonicalise_frame_serials();
+}
+
+/// The reference side: it decides which ops are possible, and the explorer
+/// reads two things off it to choose the ops of a state.
+pub trait Reference: Explorable {
+    /// Whether `op` can happen now.
+    fn enabled(&self, op: &Op) -> bool;
+    /// `executionAsyncId()` now: the id a matching `emit-after` names.
+    fn execution_async_id(&self) -> AsyncId;
+    /// How deeply the program is nested above the main script: open frames
+    /// or id-stack entries, whichever is more, minus the main script's one.
+    fn nesting(&self) -> usize;
+    /// Ticks queued (`process.nextTick`), for [`Bounds::max_ticks`].
+    fn queued_ticks(&self) -> usize {
+        0
+    }
+    /// Microtasks queued and unhandled rejections pending, for
+    /// [`Bounds::max_microtasks`].
+    fn queued_microtasks(&self) -> usize {
+        0
+    }
+    /// Id-stack entries JS pushed (`emitBefore`, `runInAsyncScope`): the
+    /// stack's length less the native scopes' pushes, for [`Bounds::max_js`].
+    fn js_entries(&self) -> usize {
+        0
+    }
+}
+
+impl Reference for Eager {
+    fn enabled(&self, op: &Op) -> bool {
+        model::Environment::enabled(self, op).is_ok()
+    }
+
+    fn execution_async_id(&self) -> AsyncId {
+        self.async_hooks.async_id_fields.k_execution_async_id
+    }
+
+    fn nesting(&self) -> usize {
+        let entries = self.async_hooks.fields.k_stack_length as usize;
+        self.frames.len().max(entries).saturating_sub(1)
+    }
+
+    fn queued_ticks(&self) -> usize {
+        self.ticks.queue.len()
+    }
+
+    fn queued_microtasks(&self) -> usize {
+        self.microtasks.queue.len() + self.rejections.pending.len()
+    }
+
+    fn js_entries(&self) -> usize {
+        let entries = self.async_hooks.fields.k_stack_length as usize;
+        let native = (self.frames.iter())
+            .filter_map(|f| f.held_scope())
+            .filter(|s| s.pushed_ids)
+            .count();
+        entries.saturating_sub(native)
+    }
+}
