@@ -750,3 +750,57 @@ fn the_deep_fixpoint_kills_the_mutants_the_depth_explorer_missed() {
         assert_eq!(cx.found_by.explored_ops, explored, "{}", cx.trace_text());
     }
 }
+
+/// Which of the 21 letters only read (`docs/performance.md`, "Letters that
+/// only read"): on a random walk, a letter is a reader if, in every state
+/// where it was enabled, both sides normalised after it equal both sides
+/// normalised before. Only `execution-async-id` is, and each letter was
+/// tried in many states.
+#[test]
+fn only_execution_async_id_leaves_the_state_as_it_was() {
+    use rand::{Rng, SeedableRng};
+    let letters = alphabet();
+    let mut tried = vec![0usize; letters.len()];
+    let mut changed = vec![false; letters.len()];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(57);
+    for _ in 0..200 {
+        let (mut e, mut l) = (Eager::new(), Lazy::new());
+        for op in init_ops() {
+            let _ = e.apply(&op);
+            let _ = l.apply(&op);
+        }
+        for _ in 0..30 {
+            let current = Reference::execution_async_id(&e);
+            let enabled: Vec<usize> = (0..letters.len())
+                .filter(|&i| Reference::enabled(&e, &letters[i].op(current)))
+                .filter(|&i| e.nesting() < 2 || !nests(&letters[i].op(current)))
+                .collect();
+            if enabled.is_empty() || e.exited {
+                break;
+            }
+            let (mut before_e, mut before_l) = (e.clone(), l.clone());
+            before_e.normalise();
+            before_l.normalise();
+            for &i in &enabled {
+                let op = letters[i].op(current);
+                let (mut after_e, mut after_l) = (e.clone(), l.clone());
+                let _ = after_e.apply(&op);
+                let _ = after_l.apply(&op);
+                after_e.normalise();
+                after_l.normalise();
+                tried[i] += 1;
+                changed[i] |= (after_e, after_l) != (before_e.clone(), before_l.clone());
+            }
+            let i = enabled[rng.random_range(0..enabled.len())];
+            let op = letters[i].op(current);
+            let _ = e.apply(&op);
+            let _ = l.apply(&op);
+        }
+    }
+    let readers: Vec<String> = (0..letters.len())
+        .filter(|&i| !changed[i])
+        .map(|i| letters[i].to_string())
+        .collect();
+    assert_eq!(readers, ["execution-async-id"]);
+    assert!(tried.iter().all(|&n| n >= 20), "{tried:?}");
+}
