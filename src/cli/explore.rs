@@ -66,8 +66,9 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub frames: bool,
     /// Explore to the fixpoint instead of to a depth: breadth first over
-    /// canonical states (ids `newAsyncId()` drew renamed in order, counters
-    /// no answer reads forgotten) until a level adds no new state; then no
+    /// canonical states (ids `newAsyncId()` drew renamed in order, open
+    /// scopes and the frame objects held numbered in order, counters no
+    /// answer reads forgotten) until a level adds no new state; then no
     /// divergence holds for sequences of any length within the bounds.
     /// `--depth` is not used.
     #[arg(long)]
