@@ -5,7 +5,8 @@
 use crate::canonical::RenameIds;
 use crate::coverage::LazySide;
 use lazy::mutant::Mutated;
-use lazy::{Lazy, LazyStore};
+use lazy::Lazy;
+use model::env::AsyncIdStack;
 use model::vocab::{AsyncId, Cost, Op, Runtime};
 use model::Eager;
 use std::fmt;
@@ -35,11 +36,7 @@ pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + '
 
 impl Explorable for Eager {
     fn normalise(&mut self) {
-        self.async_hooks.cost = Cost::default();
-        // Only `ops_applied == 0` is ever read (the generators' first op).
-        self.ops_applied = self.ops_applied.min(1);
-        self.canonicalise_scope_serials();
-        self.canonicalise_frame_serials();
+        normalise_environment(self);
     }
 
     fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
@@ -49,7 +46,7 @@ impl Explorable for Eager {
 
 impl Explorable for Lazy {
     fn normalise(&mut self) {
-        normalise_lazy(self);
+        normalise_environment(self);
     }
 
     fn lazy_view(&self) -> Option<&dyn LazySide> {
@@ -64,7 +61,7 @@ impl Explorable for Lazy {
 /// A lazy side with a mutant planted (`scopecheck mutants`, `explore --mutant`).
 impl Explorable for model::Environment<Mutated> {
     fn normalise(&mut self) {
-        normalise_lazy(self);
+        normalise_environment(self);
     }
 
     fn lazy_view(&self) -> Option<&dyn LazySide> {
@@ -76,11 +73,13 @@ impl Explorable for model::Environment<Mutated> {
     }
 }
 
-fn normalise_lazy<S: LazyStore>(lazy: &mut model::Environment<S>) {
-    lazy.async_hooks.cost = Cost::default();
-    lazy.ops_applied = lazy.ops_applied.min(1);
-    lazy.canonicalise_scope_serials();
-    lazy.canonicalise_frame_serials();
+/// [`Explorable::normalise`] of an environment over either store.
+fn normalise_environment<S: AsyncIdStack>(env: &mut model::Environment<S>) {
+    env.async_hooks.cost = Cost::default();
+    // Only `ops_applied == 0` is ever read (the generators' first op).
+    env.ops_applied = env.ops_applied.min(1);
+    env.canonicalise_scope_serials();
+    env.canonicalise_frame_serials();
 }
 
 /// The reference side: it decides which ops are possible, and the explorer
