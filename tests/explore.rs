@@ -34,16 +34,16 @@ fn config(depth: usize) -> ExploreConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct OffByOne(Lazy);
 
-impl OffByOne {
-    fn bug_applies(&self) -> bool {
-        let ah = &self.0.async_hooks;
-        lazy::async_hooks::top(ah) == Top::Lazy && ah.store.k_lazy_scopes >= 2
-    }
+/// Where [`OffByOne`]'s bug applies: a lazy scope other than the main
+/// script's is the innermost entry of `lazy`.
+fn off_by_one_applies(lazy: &Lazy) -> bool {
+    let ah = &lazy.async_hooks;
+    lazy::async_hooks::top(ah) == Top::Lazy && ah.store.k_lazy_scopes >= 2
 }
 
 impl Runtime for OffByOne {
     fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
-        let corrupt = matches!(op, Op::ExecutionAsyncId) && self.bug_applies();
+        let corrupt = matches!(op, Op::ExecutionAsyncId) && off_by_one_applies(&self.0);
         let mut answer = self.0.apply(op);
         if let (true, Ok(observations)) = (corrupt, &mut answer) {
             for o in observations {
@@ -551,6 +551,17 @@ fn the_frames_alphabet_finds_the_frame_restore_mutant() {
     assert!(pair.counterexample.is_none(), "{pair}");
 }
 
+/// The letters (indices into `letters`) the reference side `e` enables
+/// now, those that nest deeper only below `max_nesting`: what the random
+/// walks below draw from.
+fn enabled_letters(e: &Eager, letters: &[Letter], max_nesting: usize) -> Vec<usize> {
+    let current = Reference::execution_async_id(e);
+    (0..letters.len())
+        .filter(|&i| Reference::enabled(e, &letters[i].op(current)))
+        .filter(|&i| e.nesting() < max_nesting || !nests(&letters[i].op(current)))
+        .collect()
+}
+
 /// A random walk over the explorer's letters (with `--frames`, two hooks and
 /// two storages, and the low-id letter), each state made canonical on a copy
 /// by `canon`: the first place where the canonical state answers an op
@@ -611,14 +622,11 @@ fn first_mismatch(canon: fn(&mut Eager, &mut Lazy) -> Option<Renaming>) -> Optio
                     "walk {walk}: canonical twice differs after {ops:?}"
                 ));
             }
-            let enabled: Vec<&Letter> = (letters.iter())
-                .filter(|x| Reference::enabled(&e, &x.op(Reference::execution_async_id(&e))))
-                .filter(|x| e.nesting() < 3 || !nests(&x.op(0)))
-                .collect();
+            let enabled = enabled_letters(&e, &letters, 3);
             if enabled.is_empty() || e.exited {
                 break;
             }
-            let letter = enabled[rng.random_range(0..enabled.len())];
+            let letter = &letters[enabled[rng.random_range(0..enabled.len())]];
             let op = letter.op(Reference::execution_async_id(&e));
             let cop = letter.op(Reference::execution_async_id(&ce));
             let (ea, la) = (e.apply(&op), l.apply(&op));
@@ -751,15 +759,20 @@ fn the_deep_fixpoint_kills_the_mutants_the_depth_explorer_missed() {
     }
 }
 
-/// Which of the 21 letters only read (`docs/performance.md`, "Letters that
-/// only read"): on a random walk, a letter is a reader if, in every state
-/// where it was enabled, both sides normalised after it equal both sides
-/// normalised before. Only `execution-async-id` is, and each letter was
-/// tried in many states.
+/// Which letters only read (`docs/performance.md`, "Letters that only
+/// read"): on a random walk over the 21 letters and the 12 of `--frames`, a
+/// letter is a reader if, in every state where it was enabled, both sides
+/// normalised after it equal both sides normalised before. Only
+/// `execution-async-id` and (on Node 26) `als-get-store` are, each letter
+/// was tried in many states, and these are the letters the fixpoint
+/// explorer checks in place ([`Letter::only_reads`]).
 #[test]
-fn only_execution_async_id_leaves_the_state_as_it_was() {
+fn the_letters_that_only_read_leave_the_state_as_it_was() {
     use rand::{Rng, SeedableRng};
-    let letters = alphabet();
+    let letters = scopecheck::explore::letters(&ExploreConfig {
+        frames: true,
+        ..ExploreConfig::default()
+    });
     let mut tried = vec![0usize; letters.len()];
     let mut changed = vec![false; letters.len()];
     let mut rng = rand::rngs::StdRng::seed_from_u64(57);
@@ -771,10 +784,7 @@ fn only_execution_async_id_leaves_the_state_as_it_was() {
         }
         for _ in 0..30 {
             let current = Reference::execution_async_id(&e);
-            let enabled: Vec<usize> = (0..letters.len())
-                .filter(|&i| Reference::enabled(&e, &letters[i].op(current)))
-                .filter(|&i| e.nesting() < 2 || !nests(&letters[i].op(current)))
-                .collect();
+            let enabled = enabled_letters(&e, &letters, 2);
             if enabled.is_empty() || e.exited {
                 break;
             }
@@ -801,6 +811,89 @@ fn only_execution_async_id_leaves_the_state_as_it_was() {
         .filter(|&i| !changed[i])
         .map(|i| letters[i].to_string())
         .collect();
-    assert_eq!(readers, ["execution-async-id"]);
+    assert_eq!(readers, ["execution-async-id", "als-get-store A1"]);
+    let checked_in_place: Vec<String> = (letters.iter())
+        .filter(|l| l.only_reads())
+        .map(Letter::to_string)
+        .collect();
+    assert_eq!(readers, checked_in_place);
     assert!(tried.iter().all(|&n| n >= 20), "{tried:?}");
+}
+
+/// The lazy implementation with a read that is not one: the first
+/// `executionAsyncId()` is remembered, and after it the bug of
+/// [`OffByOne`] applies (one too many while a lazy scope other than the
+/// main script's is innermost). Its state changes on a read, so the
+/// fixpoint explorer's check of reads in place must take that read as a
+/// step.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct CountsReads {
+    lazy: Lazy,
+    reads: u8,
+}
+
+impl Runtime for CountsReads {
+    fn apply(&mut self, op: &Op) -> Result<Vec<Observation>, OpError> {
+        let bug_applies = off_by_one_applies(&self.lazy);
+        let mut answer = self.lazy.apply(op);
+        if matches!(op, Op::ExecutionAsyncId) {
+            if let (1.., true, Ok(observations)) = (self.reads, bug_applies, &mut answer) {
+                for o in observations {
+                    if let Observation::ExecutionAsyncId(id) = o {
+                        *id += 1;
+                    }
+                }
+            }
+            self.reads = self.reads.saturating_add(1).min(1);
+        }
+        answer
+    }
+
+    fn cost(&self) -> Cost {
+        self.lazy.cost()
+    }
+}
+
+impl Explorable for CountsReads {
+    fn normalise(&mut self) {
+        self.lazy.normalise();
+    }
+}
+
+/// A read that changes the side under test is a step: the fixpoint
+/// explorer, which checks `execution-async-id` in place, finds the
+/// three-op counterexample of [`CountsReads`] (read, open a scope, read),
+/// the one it finds taking every letter as a step (`--step-reads`), in as
+/// many states. Were the read assumed to leave the state as it was, the
+/// state after the first read would never be reached.
+#[test]
+fn a_read_that_changes_the_side_under_test_is_taken_as_a_step() {
+    let run = |step_reads| {
+        let config = ExploreConfig {
+            step_reads,
+            max_nesting: 1,
+            max_levels: Some(6),
+            ..config(0)
+        };
+        let lazy = CountsReads {
+            lazy: Lazy::new(),
+            reads: 0,
+        };
+        fixpoint(Eager::new(), lazy, &config, None, &mut |_| {})
+    };
+    let (in_place, stepped) = (run(false), run(true));
+    let cx = in_place.counterexample.as_ref().expect("found");
+    assert_eq!(cx.found_by.explored_ops, 3, "{}", cx.trace_text());
+    assert_eq!(cx.divergence.op, Op::ExecutionAsyncId);
+    let reads = (cx.ops.iter())
+        .filter(|op| matches!(op, Op::ExecutionAsyncId))
+        .count();
+    assert_eq!(reads, 2, "{}", cx.trace_text());
+    let other = stepped.counterexample.as_ref().expect("found");
+    assert_eq!(cx.ops, other.ops);
+    assert_eq!(
+        (in_place.distinct, &in_place.levels, in_place.generated),
+        (stepped.distinct, &stepped.levels, stepped.generated)
+    );
+    assert!(in_place.read_in_place > 0 && stepped.read_in_place == 0);
 }

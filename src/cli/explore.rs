@@ -73,6 +73,12 @@ pub struct ExploreArgs {
     /// `--depth` is not used.
     #[arg(long)]
     pub fixpoint: bool,
+    /// With `--fixpoint`: take `execution-async-id` (and `als-get-store`),
+    /// which only read, as steps instead of checking their answers in
+    /// every state in place. The same states and verdict, more work: for
+    /// measuring the check (`docs/performance.md`).
+    #[arg(long, requires = "fixpoint")]
+    pub step_reads: bool,
     /// The alphabet of the deep runs instead of the 21 letters:
     /// `callback-scope 2 1 R1`, `close`, `execution-async-resource` (with `--min-id -2`, which adds `emit-before
     /// 2 -2`, `--max-nesting 17` and `--max-js 1`: past the id stack's 16 pairs).
@@ -125,6 +131,7 @@ pub fn config_of(args: &ExploreArgs) -> ExploreConfig {
         },
         canonical: args.fixpoint,
         max_levels: None,
+        step_reads: args.step_reads,
     }
 }
 

@@ -112,6 +112,11 @@ pub struct ExploreConfig {
     /// The fixpoint explorer stops after this many levels (states this many
     /// ops from the start), not a fixpoint then; `None`: no bound.
     pub max_levels: Option<usize>,
+    /// The fixpoint explorer takes the letters that only read
+    /// ([`Letter::only_reads`]) as steps, as it did before it checked them
+    /// in place (`explore --fixpoint --step-reads`): the same states, more
+    /// work; for measuring the check.
+    pub step_reads: bool,
 }
 
 impl Default for ExploreConfig {
@@ -125,6 +130,7 @@ impl Default for ExploreConfig {
             bounds: Bounds::default(),
             canonical: false,
             max_levels: None,
+            step_reads: false,
         }
     }
 }
@@ -138,6 +144,7 @@ pub struct Explorer<E, L> {
     max_nesting: usize,
     bounds: Bounds,
     canonical: bool,
+    step_reads: bool,
     pub(crate) shortest: Arc<Mutex<Option<Counterexample<Explored>>>>,
     leaves: Arc<AtomicUsize>,
     deepest: Arc<AtomicUsize>,
@@ -186,6 +193,23 @@ impl Hasher for Unhashed {
     }
 }
 
+/// What [`Explorer::read`] found.
+pub(crate) enum Read<E, L> {
+    /// The letter left the state as it was: its successor is the state.
+    Same,
+    /// The letter made another state, as [`Explorer::step`] makes it.
+    Changed(State<E, L>),
+}
+
+/// Both sides after an op, before they are normalised ([`Explorer::apply`]).
+struct Applied<E, L> {
+    eager: E,
+    lazy: L,
+    eager_answer: Answer,
+    lazy_answer: Answer,
+    situations: u32,
+}
+
 fn is_terminal(answer: &Answer) -> bool {
     match answer {
         Ok(obs) => obs.iter().any(Observation::is_terminal),
@@ -216,6 +240,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             max_nesting: config.max_nesting,
             bounds: config.bounds.clone(),
             canonical: config.canonical,
+            step_reads: config.step_reads,
             shortest: Arc::new(Mutex::new(None)),
             leaves: Arc::new(AtomicUsize::new(0)),
             deepest: Arc::new(AtomicUsize::new(0)),
@@ -234,14 +259,62 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         &self.alphabet
     }
 
+    /// Whether the fixpoint explorer checks letter `letter` (an index into
+    /// the alphabet) in place ([`Explorer::read`]) instead of taking it as a
+    /// step: it only reads, and [`ExploreConfig::step_reads`] is off.
+    pub(crate) fn reads_in_place(&self, letter: usize) -> bool {
+        !self.step_reads && self.alphabet[letter].only_reads()
+    }
+
     /// Apply `op` to both sides of `state`; `None` when the reference side
     /// does not enable it (an init op is applied anyway).
     pub(crate) fn step(&self, state: &State<E, L>, op: &Op, explored: bool) -> Option<State<E, L>> {
         if explored && !state.eager.enabled(op) {
             return None;
         }
+        let applied = self.apply(state, op);
+        Some(self.finish(state, op, applied, explored))
+    }
+
+    /// [`Explorer::step`] of a letter that only reads
+    /// ([`Letter::only_reads`]), checked in place (issue 57, point 3):
+    /// `Some(Read::Same)` when both sides after the op, their counters
+    /// forgotten ([`Explorable::forget_counters`]), equal both sides of
+    /// `state`, the answers agree and neither ends the process nor meets a
+    /// named situation. The successor is then `state` itself, which is
+    /// already seen: [`Explorer::step`] would make it again, normalising,
+    /// renaming and hashing it only to find it seen (the sides of `state`
+    /// are normalised and canonical, and doing that again changes nothing,
+    /// `a_read_checked_in_place_is_the_state_it_was_read_in`). Otherwise
+    /// the successor [`Explorer::step`] makes, from the same application of
+    /// the op: a letter that only reads in the eager model and changes the
+    /// side under test is a new state, as it is without the check.
+    pub(crate) fn read(&self, state: &State<E, L>, op: &Op) -> Option<Read<E, L>> {
+        if !state.eager.enabled(op) {
+            return None;
+        }
+        let mut applied = self.apply(state, op);
+        let same = applied.situations == 0
+            && !is_terminal(&applied.eager_answer)
+            && !is_terminal(&applied.lazy_answer)
+            && crate::lockstep::agree(&applied.eager_answer, &applied.lazy_answer)
+            && {
+                applied.eager.forget_counters();
+                applied.lazy.forget_counters();
+                applied.eager == state.eager && applied.lazy == state.lazy
+            };
+        Some(if same {
+            Read::Same
+        } else {
+            Read::Changed(self.finish(state, op, applied, true))
+        })
+    }
+
+    /// Both sides of `state` after `op`, not yet normalised, with their
+    /// answers and the named situations the op met.
+    fn apply(&self, state: &State<E, L>, op: &Op) -> Applied<E, L> {
         let mut eager = state.eager.clone();
-        let e = eager.apply(op);
+        let eager_answer = eager.apply(op);
         let mut lazy = state.lazy.clone();
         let mut coverage = Coverage::default();
         let closing_lazy = (state.lazy.lazy_view()).is_some_and(|l| l.closes_lazy_scope(op));
@@ -250,10 +323,36 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         }
         // A panic of the side under test is a divergence, as in the
         // lockstep harness; the state is never expanded afterwards.
-        let l = crate::lockstep::catch_panic(|| lazy.apply(op));
-        if let (Some(after), Ok(obs)) = (lazy.lazy_view(), &l) {
+        let lazy_answer = crate::lockstep::catch_panic(|| lazy.apply(op));
+        if let (Some(after), Ok(obs)) = (lazy.lazy_view(), &lazy_answer) {
             after.after_op(&mut coverage, closing_lazy, op, obs);
         }
+        Applied {
+            eager,
+            lazy,
+            eager_answer,
+            lazy_answer,
+            situations: situation_bits(&coverage),
+        }
+    }
+
+    /// The state `applied` makes after `state`: both sides normalised (and
+    /// renamed, for canonical states), the divergence and situations met
+    /// recorded when `explored`, the fingerprint taken.
+    fn finish(
+        &self,
+        state: &State<E, L>,
+        op: &Op,
+        applied: Applied<E, L>,
+        explored: bool,
+    ) -> State<E, L> {
+        let Applied {
+            mut eager,
+            mut lazy,
+            eager_answer: e,
+            lazy_answer: l,
+            situations,
+        } = applied;
         eager.normalise();
         lazy.normalise();
         if self.canonical {
@@ -271,7 +370,6 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         if let (Some(answers), true) = (&diverged, explored) {
             self.record(&trace, answers);
         }
-        let situations = situation_bits(&coverage);
         if situations != 0 && explored {
             self.record_example(&trace, situations);
         }
@@ -285,7 +383,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             identity: 0,
         };
         next.identity = self.identity(&next);
-        Some(next)
+        next
     }
 
     /// Keep a shortest path to each situation met.

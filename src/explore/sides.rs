@@ -20,6 +20,16 @@ pub trait Explorable: Runtime + Clone + Eq + Hash + fmt::Debug + Send + Sync + '
     /// objects held carry), so that states equal in behaviour hash equal.
     fn normalise(&mut self);
 
+    /// The part of [`Explorable::normalise`] that an op which only reads
+    /// may change: the counters (the cost account, `ops_applied`). A state
+    /// normalised, read, and its counters forgotten equals the state when
+    /// the read changed nothing else (the fixpoint explorer checks such reads
+    /// in place, `Explorer::read`). The default
+    /// normalises all.
+    fn forget_counters(&mut self) {
+        self.normalise();
+    }
+
     /// The lazy implementation's state when this side is (or wraps) one: the
     /// named situations are read off it. `None` (the default): no situations.
     fn lazy_view(&self) -> Option<&dyn LazySide> {
@@ -39,6 +49,10 @@ impl Explorable for Eager {
         normalise_environment(self);
     }
 
+    fn forget_counters(&mut self) {
+        forget_counters(self);
+    }
+
     fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
         Some(self)
     }
@@ -47,6 +61,10 @@ impl Explorable for Eager {
 impl Explorable for Lazy {
     fn normalise(&mut self) {
         normalise_environment(self);
+    }
+
+    fn forget_counters(&mut self) {
+        forget_counters(self);
     }
 
     fn lazy_view(&self) -> Option<&dyn LazySide> {
@@ -64,6 +82,10 @@ impl Explorable for model::Environment<Mutated> {
         normalise_environment(self);
     }
 
+    fn forget_counters(&mut self) {
+        forget_counters(self);
+    }
+
     fn lazy_view(&self) -> Option<&dyn LazySide> {
         Some(self)
     }
@@ -75,11 +97,16 @@ impl Explorable for model::Environment<Mutated> {
 
 /// [`Explorable::normalise`] of an environment over either store.
 fn normalise_environment<S: AsyncIdStack>(env: &mut model::Environment<S>) {
+    forget_counters(env);
+    env.canonicalise_scope_serials();
+    env.canonicalise_frame_serials();
+}
+
+/// [`Explorable::forget_counters`] of an environment over either store.
+fn forget_counters<S: AsyncIdStack>(env: &mut model::Environment<S>) {
     env.async_hooks.cost = Cost::default();
     // Only `ops_applied == 0` is ever read (the generators' first op).
     env.ops_applied = env.ops_applied.min(1);
-    env.canonicalise_scope_serials();
-    env.canonicalise_frame_serials();
 }
 
 /// The reference side: it decides which ops are possible, and the explorer

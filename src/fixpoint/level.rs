@@ -10,7 +10,7 @@
 
 use super::fresh::Fresh;
 use super::seen::Seen;
-use crate::explore::{Explorable, Explorer, Reference, State};
+use crate::explore::{Explorable, Explorer, Read, Reference, State};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -147,6 +147,8 @@ pub(super) struct Expansion {
     pub fresh_grown: usize,
     /// Successors made (every enabled letter of every state expanded).
     pub generated: usize,
+    /// Of those, letters that only read checked in place: the state itself.
+    pub read_in_place: usize,
 }
 
 /// Expand the last level of `paths` with `threads` threads, its new
@@ -169,6 +171,7 @@ pub(super) fn expand<E: Reference, L: Explorable>(
     let chunks = expanding.div_ceil(CHUNK);
     let next_chunk = AtomicUsize::new(0);
     let generated = AtomicUsize::new(0);
+    let read_in_place = AtomicUsize::new(0);
     let halt = AtomicBool::new(false);
     let merged = Mutex::new(Merged {
         pending: BTreeMap::new(),
@@ -181,10 +184,12 @@ pub(super) fn expand<E: Reference, L: Explorable>(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let done = done.clone();
-            let (next_chunk, generated, halt, merged) = (&next_chunk, &generated, &halt, &merged);
+            let (next_chunk, generated, read_in_place) = (&next_chunk, &generated, &read_in_place);
+            let (halt, merged) = (&halt, &merged);
             scope.spawn(move || {
                 let mut rebuild = Rebuilder::new(start.clone());
                 let mut made = 0usize;
+                let mut in_place = 0usize;
                 loop {
                     let chunk = next_chunk.fetch_add(1, Ordering::Relaxed);
                     if chunk >= chunks || halt.load(Ordering::Relaxed) {
@@ -199,8 +204,21 @@ pub(super) fn expand<E: Reference, L: Explorable>(
                         let state = rebuild.state(explorer, &letters);
                         if state.diverged.is_none() && !state.ended {
                             for (letter, op) in explorer.candidate_letters(state) {
-                                let Some(successor) = explorer.step(state, &op, true) else {
-                                    continue;
+                                let successor = if explorer.reads_in_place(letter) {
+                                    match explorer.read(state, &op) {
+                                        None => continue,
+                                        Some(Read::Same) => {
+                                            made += 1;
+                                            in_place += 1;
+                                            continue;
+                                        }
+                                        Some(Read::Changed(successor)) => successor,
+                                    }
+                                } else {
+                                    match explorer.step(state, &op, true) {
+                                        None => continue,
+                                        Some(successor) => successor,
+                                    }
                                 };
                                 made += 1;
                                 if !seen.contains(successor.identity) {
@@ -219,6 +237,7 @@ pub(super) fn expand<E: Reference, L: Explorable>(
                     (merged.lock().unwrap_or_else(PoisonError::into_inner)).add(chunk, found);
                 }
                 generated.fetch_add(made, Ordering::Relaxed);
+                read_in_place.fetch_add(in_place, Ordering::Relaxed);
                 let _ = done.send(());
             });
         }
@@ -264,5 +283,6 @@ pub(super) fn expand<E: Reference, L: Explorable>(
         fresh,
         fresh_grown,
         generated: generated.into_inner(),
+        read_in_place: read_in_place.into_inner(),
     })
 }

@@ -65,6 +65,10 @@ pub struct FixpointReport {
     pub distinct: usize,
     /// Successors made (every enabled letter of every expanded state).
     pub generated: usize,
+    /// Of those, letters that only read checked in place
+    /// ([`crate::explore::Letter::only_reads`]): each was the state it was
+    /// read in, found so without normalising, renaming or hashing it.
+    pub read_in_place: usize,
     /// New states per level: `levels[d]` states are first reached `d` ops
     /// from the start.
     pub levels: Vec<usize>,
@@ -141,6 +145,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
     paths[0].push(0, 0);
     let mut levels = vec![1usize];
     let mut generated = 0usize;
+    let mut read_in_place = 0usize;
     let mut fresh_tables_grown = 0usize;
     let mut stopped = None;
     let mut interrupted = None;
@@ -192,6 +197,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
             break 'levels;
         };
         generated += expansion.generated;
+        read_in_place += expansion.read_in_place;
         fresh_tables_grown += usize::from(expansion.fresh_grown > 0);
         let new_states = expansion.fresh.len();
         if new_states > 0 {
@@ -239,6 +245,7 @@ pub fn fixpoint<E: Reference, L: Explorable>(
         config,
         distinct: seen.len(),
         generated,
+        read_in_place,
         fixpoint: fixpoint && counterexample.is_none(),
         levels,
         elapsed: start.elapsed(),
@@ -275,9 +282,10 @@ impl fmt::Display for FixpointReport {
         )?;
         writeln!(
             f,
-            "{} distinct states, {} successors generated, diameter {} (the longest shortest path, in ops), in {:.2} s",
+            "{} distinct states, {} successors generated ({} of them reads checked in place), diameter {} (the longest shortest path, in ops), in {:.2} s",
             self.distinct,
             self.generated,
+            self.read_in_place,
             self.diameter(),
             self.elapsed.as_secs_f64()
         )?;
@@ -375,13 +383,16 @@ fn numbers(seed: u64, n: usize) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explore::Read;
     use lazy::Lazy;
     use model::Eager;
 
-    /// Breadth first the plain way, every state of a level kept whole and
-    /// every fingerprint in a hash set: the distinct states and the new
-    /// states per level, for at most `config.max_levels` levels.
-    fn plain_breadth_first(config: &ExploreConfig) -> (usize, Vec<usize>) {
+    /// Breadth first the plain way, every state of a level kept whole,
+    /// every fingerprint in a hash set and every letter taken as a step
+    /// (none checked in place): the distinct states, the new states per
+    /// level and the successors made, for at most `config.max_levels`
+    /// levels.
+    fn plain_breadth_first(config: &ExploreConfig) -> (usize, Vec<usize>, usize) {
         let config = ExploreConfig {
             canonical: true,
             ..config.clone()
@@ -392,6 +403,7 @@ mod tests {
         seen.insert(start.identity);
         let mut frontier = vec![start];
         let mut levels = vec![1];
+        let mut generated = 0;
         while !frontier.is_empty() && config.max_levels.is_none_or(|m| levels.len() - 1 < m) {
             let mut next = Vec::new();
             for state in &frontier {
@@ -400,6 +412,7 @@ mod tests {
                 }
                 for op in explorer.candidates(state) {
                     if let Some(successor) = explorer.step(state, &op, true) {
+                        generated += 1;
                         if seen.insert(successor.identity) {
                             next.push(successor);
                         }
@@ -411,14 +424,16 @@ mod tests {
             }
             frontier = next;
         }
-        (seen.len(), levels)
+        (seen.len(), levels, generated)
     }
 
     /// The fixpoint explorer, which keeps 8 bytes of fingerprint and 6 of
-    /// path a state and makes each state again by replaying its letters,
-    /// counts the states and levels a breadth-first search that keeps
-    /// every state whole counts: the deep letters to their fixpoint, the
-    /// default letters and `--frames` for their first levels.
+    /// path a state, makes each state again by replaying its letters and
+    /// checks the letters that only read in place, counts the states,
+    /// levels and successors a breadth-first search that keeps every state
+    /// whole and takes every letter as a step counts: the deep letters to
+    /// their fixpoint, the default letters and `--frames` for their first
+    /// levels. The reads were checked in place in the last two.
     #[test]
     fn the_fixpoint_counts_what_a_plain_search_counts() {
         let [deep, _] = crate::mutants::fixpoint_configs();
@@ -437,13 +452,67 @@ mod tests {
         };
         for config in [deep, default, frames] {
             let report = fixpoint(Eager::new(), Lazy::new(), &config, None, &mut |_| {});
-            let (distinct, levels) = plain_breadth_first(&config);
+            let (distinct, levels, generated) = plain_breadth_first(&config);
             assert_eq!(
-                (report.distinct, &report.levels),
-                (distinct, &levels),
+                (report.distinct, &report.levels, report.generated),
+                (distinct, &levels, generated),
                 "{report}"
             );
             assert!(distinct > 100, "{report}");
+            assert_eq!(report.read_in_place > 0, !config.deep, "{report}");
+        }
+    }
+
+    /// A letter that only reads, checked in place and found to leave the
+    /// state as it was, is the state it was read in: taken as a step, it
+    /// makes a state with the same fingerprint. Over the first five levels
+    /// of the default letters and of `--frames`, where such reads are many.
+    #[test]
+    fn a_read_checked_in_place_is_the_state_it_was_read_in() {
+        for frames in [false, true] {
+            let config = ExploreConfig {
+                canonical: true,
+                frames,
+                ..ExploreConfig::default()
+            };
+            let explorer = Explorer::new(Eager::new(), Lazy::new(), &config);
+            let readers: Vec<usize> = (0..explorer.alphabet().len())
+                .filter(|&l| explorer.reads_in_place(l))
+                .collect();
+            assert!(!readers.is_empty());
+            let mut frontier = vec![explorer.start_state()];
+            let mut seen = std::collections::HashSet::new();
+            let mut same = 0;
+            for _ in 0..5 {
+                let mut next = Vec::new();
+                for state in &frontier {
+                    for (letter, op) in explorer.candidate_letters(state) {
+                        if readers.contains(&letter) {
+                            let stepped = explorer.step(state, &op, true);
+                            let read = explorer.read(state, &op);
+                            assert_eq!(stepped.is_some(), read.is_some(), "{op}");
+                            let (Some(stepped), Some(read)) = (stepped, read) else {
+                                continue;
+                            };
+                            match read {
+                                Read::Same => {
+                                    same += 1;
+                                    assert_eq!(stepped.identity, state.identity, "{op}");
+                                }
+                                Read::Changed(changed) => {
+                                    panic!("{op} changed a state: {:?}", changed.trace.ops())
+                                }
+                            }
+                        } else if let Some(s) = explorer.step(state, &op, true) {
+                            if seen.insert(s.identity) && s.diverged.is_none() && !s.ended {
+                                next.push(s);
+                            }
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            assert!(same > 1000, "{same}");
         }
     }
 
