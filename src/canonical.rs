@@ -30,6 +30,11 @@
 //! chain ([`visit_lazy_ids`]). `tests/explore.rs` checks on generated
 //! states that the canonical state answers every op as the original does,
 //! ids renamed.
+//!
+//! Canonical states also forget what nothing can read again
+//! ([`forget_stale`]): the stale pairs, repeated jobs and destroy list, and
+//! whether the program has an `uncaughtException` listener outside the
+//! modes that read it ([`forget_unread_listener`]).
 
 use lazy::{LazyStack, LazyStore};
 use model::env::callback_scope::InternalCallbackScope;
@@ -37,7 +42,7 @@ use model::env::microtasks::{Checkpoint, Microtask, PromiseIds, RunningMicrotask
 use model::env::resources::NativeSlot;
 use model::env::ticks::TickRun;
 use model::env::{AlsRestore, AsyncIdStack, Environment, Frame};
-use model::vocab::{AsyncId, HookEvent, Observation, ResourceView};
+use model::vocab::{AsyncId, HookEvent, Observation, RejectionsMode, ResourceView};
 
 /// A visitor of async ids, each by mutable reference.
 pub type IdVisitor<'a> = dyn FnMut(&mut AsyncId) + 'a;
@@ -208,7 +213,11 @@ pub fn visit_env_ids<S: AsyncIdStack>(env: &mut Environment<S>, f: &mut IdVisito
 /// ids there for the destroy hooks, which run from a native immediate the
 /// model does not run (`emitDestroyScript` in the model), so no answer
 /// reads it; every tick run with a destroy hook would otherwise add an id.
+///
+/// And whether the program has an `uncaughtException` listener, where
+/// nothing reads it ([`forget_unread_listener`]).
 pub fn forget_stale<S: AsyncIdStack>(env: &mut Environment<S>) {
+    forget_unread_listener(env);
     env.destroy_async_id_list.clear();
     let ah = &mut env.async_hooks;
     let len = ah.fields.k_stack_length as usize;
@@ -231,6 +240,34 @@ pub fn forget_stale<S: AsyncIdStack>(env: &mut Environment<S>) {
             }
         }
         *queue = kept;
+    }
+}
+
+/// Forget whether the program has an `uncaughtException` listener
+/// (`Rejections::uncaught_listener`: the header's, then what the last
+/// `uncaught-exception` or ES module throw said) where nothing can read it
+/// again. Only two places read it: a rejection reported to
+/// `triggerUncaughtException(err, true)`, which happens in `strict` mode,
+/// or in `throw` mode without an `unhandledRejection` listener
+/// (`unhandledRejectionsMode`, `lib/internal/process/promises.js`), and an
+/// ES module's rejected evaluation, which only an `entry-module` program
+/// has. The mode, the listener and the entry are the header's, fixed once
+/// the program starts; without them the flag is written and never read,
+/// and two states that differ only in it answer every op alike. At
+/// nesting 1 it was a third of the states (issue 57, `docs/performance.md`
+/// "Where the nesting-1 space grew").
+pub fn forget_unread_listener<S: AsyncIdStack>(env: &mut Environment<S>) {
+    let r = &env.rejections;
+    let read = env.microtasks.module_entry
+        || match r.mode {
+            RejectionsMode::Strict => true,
+            RejectionsMode::Throw => !r.listener,
+            RejectionsMode::None | RejectionsMode::Warn | RejectionsMode::WarnWithErrorCode => {
+                false
+            }
+        };
+    if !read {
+        env.rejections.uncaught_listener = false;
     }
 }
 

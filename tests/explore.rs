@@ -897,3 +897,77 @@ fn a_read_that_changes_the_side_under_test_is_taken_as_a_step() {
     );
     assert!(in_place.read_in_place > 0 && stepped.read_in_place == 0);
 }
+
+/// Random walks over the `--frames` letters (two hooks), after `header`:
+/// the first place where the sides with `forget` applied after every op
+/// answer otherwise than the sides as they are, and the states seen in
+/// which the program's `uncaughtException` listener was set.
+fn forgetting_the_listener(
+    header: &[&str],
+    forget: fn(&mut Eager, &mut Lazy),
+) -> (Option<String>, usize) {
+    use rand::{Rng, SeedableRng};
+    let letters = scopecheck::explore::letters(&ExploreConfig {
+        frames: true,
+        bounds: Bounds {
+            hooks: 2,
+            ..Bounds::default()
+        },
+        ..config(0)
+    });
+    let mut rng = rand::rngs::StdRng::seed_from_u64(57);
+    let mut listened = 0;
+    for walk in 0..400 {
+        let (mut e, mut l) = (Eager::new(), Lazy::new());
+        let header = header.iter().map(|h| h.parse::<Op>().expect("an op"));
+        for op in header.chain(init_ops_for(2)) {
+            assert!(e.apply(&op).is_ok() && l.apply(&op).is_ok(), "{op}");
+        }
+        let (mut fe, mut fl) = (e.clone(), l.clone());
+        let mut ops = Vec::new();
+        for _ in 0..40 {
+            let current = Reference::execution_async_id(&e);
+            let enabled = enabled_letters(&e, &letters, 3);
+            if enabled.is_empty() || e.exited {
+                break;
+            }
+            let op = letters[enabled[rng.random_range(0..enabled.len())]].op(current);
+            ops.push(op.to_string());
+            let answers = (e.apply(&op), l.apply(&op));
+            let forgotten = (fe.apply(&op), fl.apply(&op));
+            if answers != forgotten {
+                return (Some(format!("walk {walk}: after {ops:?}")), listened);
+            }
+            listened += usize::from(e.rejections.uncaught_listener);
+            forget(&mut fe, &mut fl);
+        }
+    }
+    (None, listened)
+}
+
+/// The fixpoint explorer's canonical states forget whether the program
+/// has an `uncaughtException` listener where nothing reads it
+/// (`canonical::forget_unread_listener`): over the `--frames` letters,
+/// which reject promises, forgetting it so changes no answer though the
+/// walks set it often, in the default mode and in `strict` mode (where it
+/// is kept). Forgetting it in `strict` mode regardless does change one.
+#[test]
+fn the_uncaught_listener_is_forgotten_only_where_nothing_reads_it() {
+    fn rule(e: &mut Eager, l: &mut Lazy) {
+        scopecheck::canonical::forget_unread_listener(e);
+        scopecheck::canonical::forget_unread_listener(l);
+    }
+    fn always(e: &mut Eager, l: &mut Lazy) {
+        e.rejections.uncaught_listener = false;
+        l.rejections.uncaught_listener = false;
+    }
+    let (mismatch, listened) = forgetting_the_listener(&[], rule);
+    assert_eq!(mismatch, None);
+    assert!(listened > 100, "{listened}");
+    let strict = ["unhandled-rejections strict"];
+    let (mismatch, listened) = forgetting_the_listener(&strict, rule);
+    assert_eq!(mismatch, None);
+    assert!(listened > 100, "{listened}");
+    let (mismatch, _) = forgetting_the_listener(&strict, always);
+    assert!(mismatch.is_some());
+}

@@ -68,9 +68,10 @@ pub struct ExploreArgs {
     /// Explore to the fixpoint instead of to a depth: breadth first over
     /// canonical states (ids `newAsyncId()` drew renamed in order, open
     /// scopes and the frame objects held numbered in order, counters no
-    /// answer reads forgotten) until a level adds no new state; then no
-    /// divergence holds for sequences of any length within the bounds.
-    /// `--depth` is not used.
+    /// answer reads forgotten, and whether the program has an
+    /// uncaughtException listener where nothing reads it) until a level
+    /// adds no new state; then no divergence holds for sequences of any
+    /// length within the bounds. `--depth` is not used.
     #[arg(long)]
     pub fixpoint: bool,
     /// With `--fixpoint`: take `execution-async-id` (and `als-get-store`),
