@@ -6,6 +6,7 @@
 pub mod args;
 pub mod observation;
 pub mod op;
+mod op_syntax;
 pub mod runtime;
 mod tokens;
 pub mod trace;

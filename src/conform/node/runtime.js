@@ -484,7 +484,7 @@ aw.async_id_fields[K.kAsyncIdCounter] = 1;
 // ---- the trace ----
 //
 // runTrace(TRACE, PLAN): TRACE is the trace, one op per line exactly as the
-// trace format writes it (`Op`'s Display, model/src/vocab/op.rs); op i is
+// trace format writes it (`Op`'s Display, model/src/vocab/op_syntax.rs); op i is
 // line i, and the interpreter switches on its first word, the op's name.
 // Ids are the model's numbers (mapped with I() where used). PLAN is what the
 // text does not say (emit.rs, Plan): `ids`, the id the model handed out at
