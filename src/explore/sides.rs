@@ -58,42 +58,35 @@ impl Explorable for Eager {
     }
 }
 
-impl Explorable for Lazy {
-    fn normalise(&mut self) {
-        normalise_environment(self);
-    }
+/// The [`Explorable`] impl of a side over the lazy store: the pull
+/// request's side ([`Lazy`]) and a lazy side with a mutant planted
+/// (`model::Environment<Mutated>`: `scopecheck mutants`, `explore
+/// --mutant`). One impl over every `Environment<S: LazyStore>` is refused
+/// (E0119: it would overlap [`Eager`]'s for all the compiler knows), so the
+/// body is written once here.
+macro_rules! lazy_explorable {
+    ($($side:ty),+) => {$(
+        impl Explorable for $side {
+            fn normalise(&mut self) {
+                normalise_environment(self);
+            }
 
-    fn forget_counters(&mut self) {
-        forget_counters(self);
-    }
+            fn forget_counters(&mut self) {
+                forget_counters(self);
+            }
 
-    fn lazy_view(&self) -> Option<&dyn LazySide> {
-        Some(self)
-    }
+            fn lazy_view(&self) -> Option<&dyn LazySide> {
+                Some(self)
+            }
 
-    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
-        Some(self)
-    }
+            fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
+                Some(self)
+            }
+        }
+    )+};
 }
 
-/// A lazy side with a mutant planted (`scopecheck mutants`, `explore --mutant`).
-impl Explorable for model::Environment<Mutated> {
-    fn normalise(&mut self) {
-        normalise_environment(self);
-    }
-
-    fn forget_counters(&mut self) {
-        forget_counters(self);
-    }
-
-    fn lazy_view(&self) -> Option<&dyn LazySide> {
-        Some(self)
-    }
-
-    fn renamable(&mut self) -> Option<&mut dyn RenameIds> {
-        Some(self)
-    }
-}
+lazy_explorable!(Lazy, model::Environment<Mutated>);
 
 /// [`Explorable::normalise`] of an environment over either store.
 fn normalise_environment<S: AsyncIdStack>(env: &mut model::Environment<S>) {
