@@ -25,10 +25,12 @@ pub struct ExploreArgs {
           value_parser = clap::value_parser!(u16).range(0..=64))]
     pub depth: u16,
     /// Checker threads (with `--fixpoint`, the threads that expand each
-    /// level: the states, levels and verdict are the same with any number).
-    /// A counterexample is a shortest one with any number; with one (the
-    /// default) it is also the first of the shortest in alphabet order, so
-    /// that runs print the same one.
+    /// level: the states, levels, verdict, counterexample and situation
+    /// paths are the same with any number, the first of the shortest in
+    /// breadth-first order). Without `--fixpoint` a counterexample is a
+    /// shortest one with any number; with one (the default) it is also the
+    /// first of the shortest in alphabet order, so that runs print the same
+    /// one.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: u16,
     /// Ops that open a frame or push a context are enabled only while fewer

@@ -48,7 +48,7 @@ use stateright::{Checker, HasDiscoveries, Model, Property};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -94,7 +94,8 @@ pub struct ExploreConfig {
     pub depth: usize,
     /// Checker threads. The counterexample is a shortest one with any
     /// number; with one thread it is also the first of the shortest in
-    /// alphabet order (the one a breadth-first search finds).
+    /// alphabet order (the one a breadth-first search finds). The fixpoint
+    /// explorer keeps that one with any number ([`Explorer::step_ranked`]).
     pub threads: usize,
     /// Ops that nest deeper ([`nests`]) are enabled only while the reference
     /// side's [`Reference::nesting`] is below this.
@@ -146,9 +147,15 @@ pub struct Explorer<E, L> {
     canonical: bool,
     step_reads: bool,
     pub(crate) shortest: Arc<Mutex<Option<Counterexample<Explored>>>>,
+    /// The rank ([`Explorer::step_ranked`]) of the step that found
+    /// `shortest`; read and written only while `shortest` is locked.
+    shortest_rank: Arc<AtomicU64>,
     leaves: Arc<AtomicUsize>,
     deepest: Arc<AtomicUsize>,
     pub(crate) examples: Arc<Mutex<Vec<Option<Path>>>>,
+    /// The rank of the step that found each of `examples`; read and
+    /// written only while `examples` is locked.
+    example_ranks: Arc<Vec<AtomicU64>>,
     /// Set to stop: no state is expanded any more (the memory limit).
     stop: Arc<AtomicBool>,
     /// Nodes this deep or deeper are not expanded: the depth bound, lowered
@@ -191,6 +198,17 @@ impl Hasher for Unhashed {
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
     }
+}
+
+/// The rank of an explored step that has none: after every ranked one, and
+/// of equally short unranked finds the first is kept.
+pub(crate) const UNRANKED: u64 = u64::MAX;
+
+/// The rank of the step by letter `letter` (of `letters`) from state
+/// `index` of a breadth-first level: the order in which one thread takes
+/// the level's steps ([`Explorer::step_ranked`]).
+pub(crate) fn rank(index: usize, letter: usize, letters: usize) -> u64 {
+    index as u64 * letters as u64 + letter as u64
 }
 
 /// What [`Explorer::read`] found.
@@ -242,9 +260,11 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             canonical: config.canonical,
             step_reads: config.step_reads,
             shortest: Arc::new(Mutex::new(None)),
+            shortest_rank: Arc::new(AtomicU64::new(UNRANKED)),
             leaves: Arc::new(AtomicUsize::new(0)),
             deepest: Arc::new(AtomicUsize::new(0)),
             examples: Arc::new(Mutex::new(vec![None; SOMETIMES.len()])),
+            example_ranks: Arc::new(SOMETIMES.iter().map(|_| AtomicU64::new(UNRANKED)).collect()),
             stop: Arc::new(AtomicBool::new(false)),
             expand_below: Arc::new(AtomicUsize::new(config.depth)),
             distinct: Arc::default(),
@@ -267,13 +287,36 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
     }
 
     /// Apply `op` to both sides of `state`; `None` when the reference side
-    /// does not enable it (an init op is applied anyway).
+    /// does not enable it (an init op is applied anyway). An `explored`
+    /// step records the divergence and the situations it meets, the first
+    /// of equally short ones kept; a step that is not (a replay) records
+    /// nothing.
     pub(crate) fn step(&self, state: &State<E, L>, op: &Op, explored: bool) -> Option<State<E, L>> {
-        if explored && !state.eager.enabled(op) {
+        if !explored {
+            let applied = self.apply(state, op);
+            return Some(self.finish(state, op, applied, None));
+        }
+        self.step_ranked(state, op, UNRANKED)
+    }
+
+    /// An explored [`Explorer::step`] of rank `rank`: of equally short
+    /// divergences (and paths to a situation) the one of the lowest rank is
+    /// kept, whichever thread found it first. The fixpoint explorer ranks
+    /// the steps of a level by the state's index and the letter
+    /// ([`rank`]), the order one thread takes them in, so that its
+    /// counterexample and situation paths are the same with any number of
+    /// threads.
+    pub(crate) fn step_ranked(
+        &self,
+        state: &State<E, L>,
+        op: &Op,
+        rank: u64,
+    ) -> Option<State<E, L>> {
+        if !state.eager.enabled(op) {
             return None;
         }
         let applied = self.apply(state, op);
-        Some(self.finish(state, op, applied, explored))
+        Some(self.finish(state, op, applied, Some(rank)))
     }
 
     /// [`Explorer::step`] of a letter that only reads
@@ -289,7 +332,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
     /// the successor [`Explorer::step`] makes, from the same application of
     /// the op: a letter that only reads in the eager model and changes the
     /// side under test is a new state, as it is without the check.
-    pub(crate) fn read(&self, state: &State<E, L>, op: &Op) -> Option<Read<E, L>> {
+    pub(crate) fn read(&self, state: &State<E, L>, op: &Op, rank: u64) -> Option<Read<E, L>> {
         if !state.eager.enabled(op) {
             return None;
         }
@@ -306,7 +349,7 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         Some(if same {
             Read::Same
         } else {
-            Read::Changed(self.finish(state, op, applied, true))
+            Read::Changed(self.finish(state, op, applied, Some(rank)))
         })
     }
 
@@ -338,13 +381,14 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
 
     /// The state `applied` makes after `state`: both sides normalised (and
     /// renamed, for canonical states), the divergence and situations met
-    /// recorded when `explored`, the fingerprint taken.
+    /// recorded when the step is explored (`rank` is its rank, `None` for a
+    /// replay), the fingerprint taken.
     fn finish(
         &self,
         state: &State<E, L>,
         op: &Op,
         applied: Applied<E, L>,
-        explored: bool,
+        rank: Option<u64>,
     ) -> State<E, L> {
         let Applied {
             mut eager,
@@ -361,17 +405,17 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
             }
         }
         let ended = is_terminal(&e) || is_terminal(&l);
-        let trace = if explored {
+        let trace = if rank.is_some() {
             state.trace.then(op.clone())
         } else {
             state.trace.clone()
         };
         let diverged = (!crate::lockstep::agree(&e, &l)).then(|| Box::new((e, l)));
-        if let (Some(answers), true) = (&diverged, explored) {
-            self.record(&trace, answers);
+        if let (Some(answers), Some(rank)) = (&diverged, rank) {
+            self.record(&trace, answers, rank);
         }
-        if situations != 0 && explored {
-            self.record_example(&trace, situations);
+        if let (1.., Some(rank)) = (situations, rank) {
+            self.record_example(&trace, situations, rank);
         }
         let mut next = State {
             eager,
@@ -386,27 +430,34 @@ impl<E: Reference, L: Explorable> Explorer<E, L> {
         next
     }
 
-    /// Keep a shortest path to each situation met.
-    fn record_example(&self, trace: &Path, situations: u32) {
+    /// Keep a shortest path to each situation met (of equally short ones,
+    /// the lowest rank, then the first).
+    fn record_example(&self, trace: &Path, situations: u32, rank: u64) {
         let mut examples = self.examples.lock().unwrap_or_else(PoisonError::into_inner);
         for (i, example) in examples.iter_mut().enumerate() {
-            let shorter = example.as_ref().is_none_or(|e| trace.len() < e.len());
-            if situations & (1 << i) != 0 && shorter {
+            let kept = &self.example_ranks[i];
+            let before = example
+                .as_ref()
+                .is_none_or(|e| (trace.len(), rank) < (e.len(), kept.load(Ordering::Relaxed)));
+            if situations & (1 << i) != 0 && before {
                 *example = Some(trace.clone());
+                kept.store(rank, Ordering::Relaxed);
             }
         }
     }
 
-    /// Keep the shortest diverging trace seen (the first among equals), and
-    /// expand no node from which only longer or equal ones can be reached.
-    fn record(&self, trace: &Path, answers: &(Answer, Answer)) {
+    /// Keep the shortest diverging trace seen (of equally short ones, the
+    /// lowest rank, then the first), and expand no node from which only
+    /// longer or equal ones can be reached.
+    fn record(&self, trace: &Path, answers: &(Answer, Answer), rank: u64) {
         let mut shortest = self.shortest.lock().unwrap_or_else(PoisonError::into_inner);
-        if shortest
-            .as_ref()
-            .is_some_and(|c| c.found_by.explored_ops <= trace.len())
+        let kept = self.shortest_rank.load(Ordering::Relaxed);
+        if (shortest.as_ref())
+            .is_some_and(|c| (c.found_by.explored_ops, kept) <= (trace.len(), rank))
         {
             return;
         }
+        self.shortest_rank.store(rank, Ordering::Relaxed);
         if !self.replaying.load(Ordering::Relaxed) {
             self.expand_below
                 .fetch_min(trace.len().saturating_sub(1), Ordering::Relaxed);

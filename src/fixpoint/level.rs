@@ -6,11 +6,14 @@
 //! into the level's new states in chunk order, so that the first path to
 //! a state in breadth-first order wins whatever the number of threads:
 //! the states, the levels and the paths kept are the same with one thread
-//! or many (issue 57, point 2).
+//! or many (issue 57, point 2). Each step is ranked by its state's index
+//! and its letter ([`rank`]), so that of equally short counterexamples (and
+//! paths to a situation) the first in that order is kept, as one thread
+//! keeps it.
 
 use super::fresh::Fresh;
 use super::seen::Seen;
-use crate::explore::{Explorable, Explorer, Read, Reference, State};
+use crate::explore::{rank, Explorable, Explorer, Read, Reference, State};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -181,6 +184,7 @@ pub(super) fn expand<E: Reference, L: Explorable>(
     });
     let (done, finished) = mpsc::channel::<()>();
     let threads = threads.clamp(1, chunks.max(1));
+    let letters_count = explorer.alphabet().len();
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let done = done.clone();
@@ -204,8 +208,9 @@ pub(super) fn expand<E: Reference, L: Explorable>(
                         let state = rebuild.state(explorer, &letters);
                         if state.diverged.is_none() && !state.ended {
                             for (letter, op) in explorer.candidate_letters(state) {
+                                let rank = rank(index, letter, letters_count);
                                 let successor = if explorer.reads_in_place(letter) {
-                                    match explorer.read(state, &op) {
+                                    match explorer.read(state, &op, rank) {
                                         None => continue,
                                         Some(Read::Same) => {
                                             made += 1;
@@ -215,7 +220,7 @@ pub(super) fn expand<E: Reference, L: Explorable>(
                                         Some(Read::Changed(successor)) => successor,
                                     }
                                 } else {
-                                    match explorer.step(state, &op, true) {
+                                    match explorer.step_ranked(state, &op, rank) {
                                         None => continue,
                                         Some(successor) => successor,
                                     }

@@ -21,8 +21,9 @@
 //!
 //! Breadth first, the first level at which a divergence appears holds the
 //! shortest counterexamples; the explorer keeps the first of them in
-//! alphabet order (with one thread; with more, one of them) and stops at
-//! the end of that level. The diameter is the
+//! breadth-first order, with any number of threads (each step ranked by
+//! its state's index and its letter, `Explorer::step_ranked`), and stops
+//! at the end of that level; likewise the path to each situation. The diameter is the
 //! last level that added a state: every reachable state is reached by a
 //! path of at most that many ops.
 
@@ -383,8 +384,9 @@ fn numbers(seed: u64, n: usize) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explore::Read;
+    use crate::explore::{rank, Read, State};
     use lazy::Lazy;
+    use model::vocab::Op;
     use model::Eager;
 
     /// Breadth first the plain way, every state of a level kept whole,
@@ -489,7 +491,7 @@ mod tests {
                     for (letter, op) in explorer.candidate_letters(state) {
                         if readers.contains(&letter) {
                             let stepped = explorer.step(state, &op, true);
-                            let read = explorer.read(state, &op);
+                            let read = explorer.read(state, &op, crate::explore::UNRANKED);
                             assert_eq!(stepped.is_some(), read.is_some(), "{op}");
                             let (Some(stepped), Some(read)) = (stepped, read) else {
                                 continue;
@@ -520,6 +522,88 @@ mod tests {
     /// with three, the same states, levels, successors, verdict and
     /// situations reached, on levels of many chunks; and the planted
     /// mutant's counterexample is as long.
+    /// A step from a state of a level: the state's index, the letter, its op.
+    type Step = (usize, usize, Op);
+
+    /// The steps from the states of the level `depth` ops from the start,
+    /// in the order one thread takes them, as (state index, letter, op):
+    /// the levels before made by replay (nothing recorded), each state
+    /// kept at its first path in breadth-first order, as the fixpoint
+    /// explorer keeps it.
+    fn steps_of_level<E: Reference, L: Explorable>(
+        explorer: &Explorer<E, L>,
+        depth: usize,
+    ) -> (Vec<State<E, L>>, Vec<Step>) {
+        let mut seen = std::collections::HashSet::new();
+        let start = explorer.start_state();
+        seen.insert(start.identity);
+        let mut frontier = vec![start];
+        for _ in 0..depth {
+            let mut next = Vec::new();
+            for state in &frontier {
+                for (_, op) in explorer.candidate_letters(state) {
+                    if !state.eager.enabled(&op) {
+                        continue;
+                    }
+                    let mut s = explorer.step(state, &op, false).expect("replayed");
+                    s.trace = state.trace.then(op);
+                    if seen.insert(s.identity) && s.diverged.is_none() && !s.ended {
+                        next.push(s);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        let steps = (frontier.iter().enumerate())
+            .flat_map(|(i, state)| {
+                (explorer.candidate_letters(state).into_iter()).map(move |(l, op)| (i, l, op))
+            })
+            .collect();
+        (frontier, steps)
+    }
+
+    /// Of equally short counterexamples the one of the lowest rank is kept,
+    /// in whatever order the steps come (as threads may take them): the
+    /// last level's steps taken in reverse keep the counterexample one
+    /// thread keeps in order. Taken in reverse unranked, they keep another:
+    /// there are several, and without the rank the order would decide.
+    /// A mutant of the catalogue under the default letters at nesting 1.
+    #[test]
+    fn equally_short_counterexamples_keep_the_first_in_breadth_first_order() {
+        let config = ExploreConfig {
+            canonical: true,
+            max_nesting: 1,
+            max_levels: Some(8),
+            ..ExploreConfig::default()
+        };
+        // Killed in 5 explored ops, among 12 846 states.
+        let mutant = lazy::mutant::Mutant::OutermostCheckSkippedWhenLazy;
+        let lazy = || lazy::mutant::environment(mutant);
+        let report = fixpoint(Eager::new(), lazy(), &config, None, &mut |_| {});
+        let cx = report.counterexample.expect("the mutant is killed");
+        let depth = cx.found_by.explored_ops - 1;
+        let kept = |ranked: bool| {
+            let explorer = Explorer::new(Eager::new(), lazy(), &config);
+            let (frontier, steps) = steps_of_level(&explorer, depth);
+            let letters = explorer.alphabet().len();
+            for (i, letter, op) in steps.into_iter().rev() {
+                if ranked {
+                    explorer.step_ranked(&frontier[i], &op, rank(i, letter, letters));
+                } else {
+                    explorer.step(&frontier[i], &op, true);
+                }
+            }
+            let shortest = explorer.shortest.lock().unwrap().clone();
+            shortest.expect("a divergence at that level").ops
+        };
+        assert_eq!(kept(true), cx.ops);
+        assert_ne!(kept(false), cx.ops);
+    }
+
+    /// The distinct states, the levels, the successors, the verdict, the
+    /// situations reached and the path kept to each, and a mutant's
+    /// counterexample (its ops, not only its length) are the same with one
+    /// thread and with three.
     #[test]
     fn the_threads_change_nothing_but_the_time() {
         let config = |threads| ExploreConfig {
@@ -538,7 +622,9 @@ mod tests {
         };
         let (one, three) = (run(1), run(3));
         let key = |r: &FixpointReport| {
-            let reached: Vec<bool> = r.situations.iter().map(|s| s.discovered).collect();
+            let reached: Vec<_> = (r.situations.iter())
+                .map(|s| (s.discovered, s.example.clone()))
+                .collect();
             (
                 r.distinct,
                 r.levels.clone(),
@@ -563,7 +649,12 @@ mod tests {
             let lazy = lazy::mutant::environment(lazy::mutant::Mutant::FallbackByStackLength);
             let report = fixpoint(Eager::new(), lazy, &deep(threads), None, &mut |_| {});
             let cx = report.counterexample.expect("the mutant is killed");
-            (cx.found_by.explored_ops, report.distinct, report.levels)
+            (
+                cx.found_by.explored_ops,
+                report.distinct,
+                report.levels,
+                cx.ops,
+            )
         };
         let one = killed(1);
         assert_eq!(one, killed(3));
